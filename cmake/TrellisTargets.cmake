@@ -1,0 +1,42 @@
+# Shared settings for trellis targets: warnings, sanitizers, and helpers that declare a module
+# library or a doctest suite in one line.
+include_guard(GLOBAL)
+
+add_library(trellis_warnings INTERFACE)
+target_compile_options(trellis_warnings INTERFACE -Wall -Wextra $<$<BOOL:${TRELLIS_WERROR}>:-Werror>)
+
+add_library(trellis_sanitize INTERFACE)
+if(TRELLIS_SANITIZE)
+  string(REPLACE ";" "," _trellis_san "${TRELLIS_SANITIZE}")
+  target_compile_options(trellis_sanitize INTERFACE -fsanitize=${_trellis_san} -fno-omit-frame-pointer
+                                                    -fno-sanitize-recover=all)
+  target_link_options(trellis_sanitize INTERFACE -fsanitize=${_trellis_san})
+endif()
+
+# trellis_module(NAME [DEPS targets...]) declares trellis_NAME (alias trellis::NAME) from
+# NAME/src/*.cpp with public headers in NAME/include.
+function(trellis_module name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
+  add_library(trellis_${name} ${sources})
+  add_library(trellis::${name} ALIAS trellis_${name})
+  set_target_properties(trellis_${name} PROPERTIES EXPORT_NAME ${name} POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(trellis_${name} PUBLIC
+    $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)
+  target_compile_features(trellis_${name} PUBLIC cxx_std_20)
+  target_link_libraries(trellis_${name} PUBLIC ${ARG_DEPS})
+  target_link_libraries(trellis_${name} PRIVATE $<BUILD_INTERFACE:trellis_warnings>)
+  target_link_libraries(trellis_${name} PUBLIC $<BUILD_INTERFACE:trellis_sanitize>)
+  set_property(GLOBAL APPEND PROPERTY TRELLIS_MODULES trellis_${name})
+endfunction()
+
+# trellis_test_suite(NAME LIBS targets...) builds one doctest binary from tests/*_test.cpp of the
+# current directory and registers every test case with ctest.
+function(trellis_test_suite name)
+  cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cpp)
+  add_executable(${name} ${sources})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} trellis::allocation_hook trellis_doctest_main doctest::doctest
+                                        trellis_warnings trellis_sanitize)
+  doctest_discover_tests(${name} TEST_PREFIX "${name}: " PROPERTIES TIMEOUT 300)
+endfunction()

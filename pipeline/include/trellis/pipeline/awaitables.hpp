@@ -1,0 +1,107 @@
+// Suspension points for tasks: sleep_for (on the task's executor clock), yield (let other queued
+// work run first) and resume_on (move the task to another executor). sleep_for and yield are
+// cancellation points: a cancelled task wakes from them with CancelledError.
+#pragma once
+
+#include <chrono>
+#include <coroutine>
+
+#include <trellis/pipeline/event_executor.hpp>
+
+namespace trellis {
+
+namespace detail {
+
+template <class P>
+TaskContext* task_context_of(std::coroutine_handle<P> h) noexcept {
+  if constexpr (requires { h.promise().context(); }) {
+    return h.promise().context();
+  } else {
+    return nullptr;
+  }
+}
+
+EventExecutor* executor_or_current(TaskContext* ctx);
+[[noreturn]] void throw_cancelled();
+
+class SleepAwaiter final : private CancelHook {
+ public:
+  explicit SleepAwaiter(std::int64_t nanos) noexcept : nanos_(nanos) {}
+  bool await_ready() const noexcept { return nanos_ <= 0; }
+  template <class P>
+  void await_suspend(std::coroutine_handle<P> h) {
+    ctx_ = task_context_of(h);
+    if (ctx_ && ctx_->cancel_requested) {
+      cancelled_ = true;
+      resume_on_executor(ctx_->executor, h);
+      return;
+    }
+    suspend(executor_or_current(ctx_), h);
+  }
+  void await_resume() {
+    if (ctx_) ctx_->cancel_hook = nullptr;
+    if (cancelled_) throw_cancelled();
+  }
+
+ private:
+  void suspend(EventExecutor* ex, std::coroutine_handle<> h);
+  void on_cancel() noexcept override;
+
+  std::int64_t nanos_;
+  TaskContext* ctx_ = nullptr;
+  std::coroutine_handle<> handle_;
+  ScheduledFuture<void> timer_;
+  bool cancelled_ = false;
+};
+
+class YieldAwaiter {
+ public:
+  bool await_ready() const noexcept { return false; }
+  template <class P>
+  void await_suspend(std::coroutine_handle<P> h) {
+    ctx_ = task_context_of(h);
+    executor_or_current(ctx_)->execute([h] { h.resume(); });
+  }
+  void await_resume() const {
+    if (ctx_ && ctx_->cancel_requested) throw_cancelled();
+  }
+
+ private:
+  TaskContext* ctx_ = nullptr;
+};
+
+class ResumeOnAwaiter {
+ public:
+  explicit ResumeOnAwaiter(EventExecutor& target) noexcept : target_(&target) {}
+  bool await_ready() const noexcept { return false; }
+  // Already on the target: record it and continue inline (returning false resumes at once).
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> h) {
+    if (auto* ctx = task_context_of(h)) ctx->executor = target_;
+    if (target_->in_event_loop()) return false;
+    target_->execute([h] { h.resume(); });
+    return true;
+  }
+  void await_resume() const noexcept {}
+
+ private:
+  EventExecutor* target_;
+};
+
+}  // namespace detail
+
+// Suspends the task for d on its executor's clock (so it obeys virtual time on test loops).
+template <class Rep, class Period>
+detail::SleepAwaiter sleep_for(std::chrono::duration<Rep, Period> d) noexcept {
+  return detail::SleepAwaiter(detail::to_nanos(d));
+}
+
+// Re-queues the task behind the work already queued on its executor.
+inline detail::YieldAwaiter yield() noexcept { return {}; }
+
+// Continues the task on executor (and keeps it there after later co_awaits).
+inline detail::ResumeOnAwaiter resume_on(EventExecutor& executor) noexcept {
+  return detail::ResumeOnAwaiter(executor);
+}
+
+}  // namespace trellis

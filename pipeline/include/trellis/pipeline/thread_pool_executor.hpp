@@ -1,0 +1,58 @@
+// ThreadPoolExecutor: a small fixed pool of threads sharing one queue, with scheduling. It backs
+// trellis::default_executor(), where tasks started without a loop run.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <trellis/pipeline/abstract_scheduled_event_executor.hpp>
+
+namespace trellis {
+
+class ThreadPoolExecutor final : public AbstractScheduledEventExecutor {
+ public:
+  explicit ThreadPoolExecutor(std::size_t threads, std::string name = "trellis-pool");
+  // Shuts down (no quiet period) and joins the threads.
+  ~ThreadPoolExecutor() override;
+
+  void execute(UniqueFunction<void()> fn) override;
+  bool in_event_loop() const override;
+  void schedule_task(detail::ScheduledTaskBase* task) override;
+  void cancel_scheduled_task(detail::ScheduledTaskBase* task) override;
+  Future<void> termination_future() override { return termination_.future(); }
+  bool is_shutting_down() const override;
+  bool is_terminated() const override;
+  std::size_t thread_count() const noexcept { return threads_.size(); }
+
+ protected:
+  Future<void> do_shutdown_gracefully(std::chrono::nanoseconds quiet_period,
+                                      std::chrono::nanoseconds timeout) override;
+
+ private:
+  void run_worker(std::size_t index);
+  void on_scheduled_task_added(std::int64_t) override { cv_.notify_one(); }
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<UniqueFunction<void()>> tasks_;
+  std::vector<std::thread> threads_;
+  std::string name_;
+  Promise<void> termination_;
+  bool shutting_down_ = false;
+  bool terminated_ = false;
+  std::int64_t quiet_nanos_ = 0;
+  std::int64_t shutdown_deadline_ = 0;
+  std::int64_t last_activity_ = 0;
+  std::size_t running_workers_ = 0;
+};
+
+// The process-wide pool (one thread per core, at least two) for tasks started without a loop.
+// It lives until the process exits.
+EventExecutor& default_executor();
+
+}  // namespace trellis

@@ -1,0 +1,66 @@
+// EmbeddedEventLoop: an executor that runs nothing by itself and whose clock the test controls
+// (freeze, unfreeze, advance_by), so codecs, handlers, timeouts and coroutine tasks are tested
+// deterministically without threads or sockets. Not thread-safe: drive it from one thread (use
+// AsyncTestingEventLoop to drive a virtual-time loop from several threads).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+
+#include <trellis/pipeline/abstract_scheduled_event_executor.hpp>
+
+namespace trellis {
+
+class EmbeddedEventLoop final : public AbstractScheduledEventExecutor {
+ public:
+  EmbeddedEventLoop();
+  ~EmbeddedEventLoop() override;
+
+  // Queues fn; it runs on the next run_pending_tasks().
+  void execute(UniqueFunction<void()> fn) override;
+  // Always true: the test thread is the loop thread.
+  bool in_event_loop() const override { return true; }
+  Future<void> termination_future() override { return termination_.future(); }
+  bool is_shutting_down() const override { return shut_down_; }
+  bool is_terminated() const override { return shut_down_; }
+
+  // While not frozen: the monotonic clock plus everything advanced so far. While frozen: the
+  // value at freeze_time() plus what was advanced since.
+  std::int64_t current_time_nanos() const override;
+
+  // Runs queued tasks until the queue is empty (tasks queued meanwhile run too). Returns how
+  // many ran.
+  std::size_t run_pending_tasks();
+  // Runs every scheduled task whose deadline is <= now, in deadline order; returns the next
+  // deadline in nanoseconds, or -1 when nothing is scheduled.
+  std::int64_t run_scheduled_pending_tasks();
+  // The next scheduled deadline, or -1.
+  std::int64_t next_scheduled_task_nanos() const noexcept { return next_scheduled_deadline(); }
+  std::size_t pending_task_count() const noexcept { return tasks_.size(); }
+
+  void freeze_time();
+  void unfreeze_time();
+  bool is_time_frozen() const noexcept { return frozen_; }
+  // Moves time forward by d and runs, in deadline order, every scheduled task that becomes due
+  // (including tasks scheduled by those tasks inside the window), each seeing
+  // current_time_nanos() equal to its own deadline; queued tasks run after each of them.
+  void advance_by(std::chrono::nanoseconds d);
+
+ protected:
+  Future<void> do_shutdown_gracefully(std::chrono::nanoseconds quiet_period,
+                                      std::chrono::nanoseconds timeout) override;
+
+ private:
+  std::deque<UniqueFunction<void()>> tasks_;
+  bool frozen_ = false;
+  std::int64_t frozen_at_ = 0;
+  std::int64_t advanced_ = 0;
+  // While advance_by runs a task: the task's deadline is "now".
+  bool pinned_ = false;
+  std::int64_t pinned_at_ = 0;
+  bool shut_down_ = false;
+  Promise<void> termination_;
+};
+
+}  // namespace trellis

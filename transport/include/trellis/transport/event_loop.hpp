@@ -1,0 +1,97 @@
+// EventLoop: one thread running one asio::io_context (concurrency hint 1). It is an executor
+// (tasks, scheduled tasks on one steady_timer armed at the earliest deadline, coroutine tasks)
+// and the home of the channels registered with it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+
+#include <trellis/pipeline/abstract_scheduled_event_executor.hpp>
+
+namespace trellis {
+
+class EventLoop final : public AbstractScheduledEventExecutor {
+ public:
+  // Starts the loop's thread, named name (at most 15 characters are kept).
+  explicit EventLoop(std::string name = {});
+  // Shuts down without a quiet period and joins the thread. Destroying a standalone loop from
+  // its own thread cannot be made safe: it is reported and the process aborts. (A loop owned by
+  // an EventLoopGroup destroyed from one of its threads is kept alive until its thread ends.)
+  ~EventLoop() override;
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  void execute(UniqueFunction<void()> fn) override;
+  bool in_event_loop() const override;
+  Future<void> termination_future() override { return termination_.future(); }
+  bool is_shutting_down() const override;
+  bool is_terminated() const override;
+
+  // The loop's Asio context and executor: asio::co_spawn, timers and resolvers run on the
+  // loop thread through them.
+  asio::io_context& io_context() noexcept { return io_; }
+  asio::io_context::executor_type asio_executor() noexcept { return io_.get_executor(); }
+  const std::string& name() const noexcept { return name_; }
+
+  // Runs fn on the loop thread when the loop shuts down, before it stops (channels close here).
+  void on_shutdown(UniqueFunction<void()> fn);
+  // The loop's thread keeps self alive and releases it as the very last thing it does.
+  void keep_alive_until_exit(std::shared_ptr<EventLoop> self);
+  // Waits for the loop's thread to end (after shutdown) and joins it. Not from the loop itself.
+  void join();
+
+ protected:
+  Future<void> do_shutdown_gracefully(std::chrono::nanoseconds quiet_period,
+                                      std::chrono::nanoseconds timeout) override;
+
+ private:
+  enum State : int { kRunning, kShuttingDown, kShutdown, kTerminated };
+
+  void run();
+  void post_drain();
+  void drain();
+  std::size_t run_queued_tasks();
+  void on_timer(std::uint64_t generation);
+  void rearm_timer();
+  void on_scheduled_task_added(std::int64_t deadline) override;
+  void schedule_from_outside(detail::ScheduledTaskBase* task) override;
+  void check_shutdown();
+  void finish_shutdown();
+
+  std::string name_;
+  asio::io_context io_;
+  asio::steady_timer timer_;
+  asio::steady_timer shutdown_timer_;
+
+  std::mutex queue_mutex_;
+  std::vector<UniqueFunction<void()>> incoming_;
+  std::vector<UniqueFunction<void()>> running_;
+  std::atomic<bool> drain_posted_{false};
+
+  // The deadline the timer is armed for (INT64_MAX: none), read by other threads to decide
+  // whether a task they schedule needs to wake the loop.
+  std::atomic<std::int64_t> armed_deadline_;
+  std::int64_t armed_ = 0;
+  std::uint64_t timer_generation_ = 0;
+
+  std::atomic<int> state_{kRunning};
+  std::atomic<std::int64_t> quiet_nanos_{0};
+  std::atomic<std::int64_t> shutdown_deadline_{0};
+  std::int64_t last_activity_ = 0;
+  std::vector<UniqueFunction<void()>> shutdown_hooks_;
+
+  Promise<void> termination_;
+  std::shared_ptr<EventLoop> self_;  // see keep_alive_until_exit
+  bool exiting_ = false;
+  std::thread thread_;
+};
+
+}  // namespace trellis

@@ -1,0 +1,64 @@
+// EventLoopGroup: N event loops (one thread each) handed out round robin by next().
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include <trellis/transport/event_loop.hpp>
+
+namespace trellis {
+
+class EventLoopGroup {
+ public:
+  // n == 0: one loop per core.
+  explicit EventLoopGroup(std::size_t n = 0);
+  // Shuts down every loop (no quiet period) and joins the threads. From one of the group's own
+  // threads this is a programming error: it is logged and the threads are detached (each loop
+  // object stays alive until its thread ends).
+  ~EventLoopGroup();
+  EventLoopGroup(const EventLoopGroup&) = delete;
+  EventLoopGroup& operator=(const EventLoopGroup&) = delete;
+
+  EventLoop& next() noexcept;
+  std::size_t size() const noexcept { return loops_.size(); }
+  EventLoop& operator[](std::size_t i) const noexcept { return *loops_[i]; }
+  bool contains_current_thread() const noexcept;
+
+  class Iterator {
+   public:
+    using Inner = std::vector<std::shared_ptr<EventLoop>>::const_iterator;
+    explicit Iterator(Inner it) : it_(it) {}
+    EventLoop& operator*() const { return **it_; }
+    Iterator& operator++() {
+      ++it_;
+      return *this;
+    }
+    bool operator==(const Iterator&) const = default;
+
+   private:
+    Inner it_;
+  };
+  Iterator begin() const { return Iterator(loops_.begin()); }
+  Iterator end() const { return Iterator(loops_.end()); }
+
+  // Shuts every loop down gracefully. The future completes when all loops have terminated (their
+  // threads have run their last task; join() then returns at once).
+  Future<void> shutdown_gracefully(std::chrono::nanoseconds quiet_period = std::chrono::seconds(2),
+                                   std::chrono::nanoseconds timeout = std::chrono::seconds(15));
+  Future<void> termination_future() const { return shared_->termination.future(); }
+  // Waits for termination and joins the threads (not from one of them).
+  void join();
+
+ private:
+  std::vector<std::shared_ptr<EventLoop>> loops_;
+  std::atomic<std::size_t> next_{0};
+  struct Shared {
+    std::atomic<std::size_t> terminated{0};
+    Promise<void> termination;
+  };
+  std::shared_ptr<Shared> shared_;
+};
+
+}  // namespace trellis

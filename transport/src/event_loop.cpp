@@ -1,0 +1,252 @@
+// The Asio event loop (see event_loop.hpp).
+#include <trellis/transport/event_loop.hpp>
+
+#include <pthread.h>
+
+#include <cstdlib>
+#include <limits>
+
+#include <spdlog/spdlog.h>
+#include <asio/post.hpp>
+
+namespace trellis {
+
+namespace {
+constexpr std::int64_t kNoDeadline = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kShutdownCheckNanos = 100'000'000;  // as Netty: re-check every 100 ms
+thread_local const EventLoop* t_loop = nullptr;
+std::atomic<unsigned> g_loop_counter{0};
+
+asio::steady_timer::time_point to_time_point(std::int64_t nanos) {
+  return asio::steady_timer::time_point(std::chrono::nanoseconds(nanos));
+}
+
+void run_logged(UniqueFunction<void()>& fn) noexcept {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    spdlog::warn("trellis: a task threw: {}", e.what());
+  } catch (...) {
+    spdlog::warn("trellis: a task threw a non-standard exception");
+  }
+}
+}  // namespace
+
+EventLoop::EventLoop(std::string name)
+    : name_(name.empty() ? "trellis-el-" + std::to_string(g_loop_counter.fetch_add(1)) : name),
+      io_(1),
+      timer_(io_),
+      shutdown_timer_(io_),
+      armed_deadline_(kNoDeadline),
+      armed_(kNoDeadline),
+      termination_(nullptr) {
+  incoming_.reserve(64);
+  running_.reserve(64);
+  thread_ = std::thread([this] { run(); });
+}
+
+EventLoop::~EventLoop() {
+  if (in_event_loop()) {
+    if (exiting_) {
+      // The keep-alive released at thread exit: run() has returned.
+      thread_.detach();
+      return;
+    }
+    spdlog::critical("trellis: event loop {} destroyed from its own thread", name_);
+    std::abort();
+  }
+  do_shutdown_gracefully(std::chrono::nanoseconds(0), std::chrono::nanoseconds(0));
+  if (thread_.joinable()) thread_.join();
+}
+
+void EventLoop::keep_alive_until_exit(std::shared_ptr<EventLoop> self) {
+  if (in_event_loop()) {
+    self_ = std::move(self);
+    return;
+  }
+  execute([this, self = std::move(self)]() mutable { self_ = std::move(self); });
+}
+
+bool EventLoop::in_event_loop() const { return t_loop == this; }
+
+bool EventLoop::is_shutting_down() const { return state_.load() >= kShuttingDown; }
+bool EventLoop::is_terminated() const { return state_.load() == kTerminated; }
+
+void EventLoop::run() {
+  pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
+  t_loop = this;
+  detail::CurrentExecutorScope scope(this);
+  auto guard = asio::make_work_guard(io_);
+  last_activity_ = current_time_nanos();
+  for (;;) {
+    try {
+      io_.run();
+      break;
+    } catch (const std::exception& e) {
+      spdlog::error("trellis: {}: a handler threw: {}", name_, e.what());
+    } catch (...) {
+      spdlog::error("trellis: {}: a handler threw a non-standard exception", name_);
+    }
+  }
+  state_.store(kTerminated);
+  // Work queued by the last tasks (listeners of cancelled tasks) still runs, then nothing more.
+  run_queued_tasks();
+  termination_.try_set_value();
+  exiting_ = true;
+  {
+    // Releasing the keep-alive may destroy *this on this thread: nothing below touches it.
+    auto self = std::move(self_);
+  }
+  t_loop = nullptr;
+}
+
+void EventLoop::join() {
+  if (in_event_loop()) throw BlockingOperationError("EventLoop::join from the loop's own thread");
+  if (thread_.joinable()) thread_.join();
+}
+
+void EventLoop::execute(UniqueFunction<void()> fn) {
+  if (state_.load(std::memory_order_acquire) >= kShutdown) {
+    throw RejectedExecutionError("event loop " + name_ + " is shut down");
+  }
+  {
+    std::lock_guard lock(queue_mutex_);
+    incoming_.push_back(std::move(fn));
+  }
+  post_drain();
+}
+
+void EventLoop::post_drain() {
+  if (!drain_posted_.exchange(true, std::memory_order_acq_rel)) {
+    asio::post(io_, [this] { drain(); });
+  }
+}
+
+std::size_t EventLoop::run_queued_tasks() {
+  {
+    std::lock_guard lock(queue_mutex_);
+    running_.swap(incoming_);
+  }
+  std::size_t n = running_.size();
+  for (auto& fn : running_) run_logged(fn);
+  running_.clear();
+  return n;
+}
+
+void EventLoop::drain() {
+  drain_posted_.store(false, std::memory_order_seq_cst);
+  if (run_queued_tasks() > 0) last_activity_ = current_time_nanos();
+}
+
+void EventLoop::on_scheduled_task_added(std::int64_t deadline) {
+  if (deadline < armed_) rearm_timer();
+}
+
+void EventLoop::schedule_from_outside(detail::ScheduledTaskBase* task) {
+  if (state_.load(std::memory_order_acquire) >= kShutdown) {
+    throw RejectedExecutionError("event loop " + name_ + " is shut down");
+  }
+  auto deadline = task->deadline_nanos();
+  {
+    std::lock_guard lock(queue_mutex_);
+    incoming_.push_back([this, task] { add_scheduled_task(task); });
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Not earlier than what the loop already wakes up for: the timer handler drains the queue
+  // first, so the task is queued in time without waking the loop now.
+  if (deadline < armed_deadline_.load(std::memory_order_seq_cst)) post_drain();
+}
+
+void EventLoop::rearm_timer() {
+  auto next = next_scheduled_deadline();
+  auto want = next < 0 ? kNoDeadline : next;
+  if (want == armed_) return;
+  armed_ = want;
+  armed_deadline_.store(want, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  auto generation = ++timer_generation_;
+  if (want == kNoDeadline) {
+    timer_.cancel();
+  } else {
+    timer_.expires_at(to_time_point(want));
+    timer_.async_wait([this, generation](const asio::error_code& ec) {
+      if (!ec) on_timer(generation);
+    });
+  }
+  // A task scheduled lazily from another thread while the old (later) deadline was armed is
+  // waiting in the queue; make sure it is picked up.
+  bool pending;
+  {
+    std::lock_guard lock(queue_mutex_);
+    pending = !incoming_.empty();
+  }
+  if (pending) post_drain();
+}
+
+void EventLoop::on_timer(std::uint64_t generation) {
+  if (generation != timer_generation_) return;
+  armed_ = kNoDeadline;
+  armed_deadline_.store(kNoDeadline, std::memory_order_seq_cst);
+  drain();
+  if (run_due_scheduled_tasks(current_time_nanos()) > 0) last_activity_ = current_time_nanos();
+  rearm_timer();
+}
+
+void EventLoop::on_shutdown(UniqueFunction<void()> fn) {
+  execute([this, fn = std::move(fn)]() mutable {
+    if (state_.load() >= kShutdown) {
+      run_logged(fn);
+    } else {
+      shutdown_hooks_.push_back(std::move(fn));
+    }
+  });
+}
+
+Future<void> EventLoop::do_shutdown_gracefully(std::chrono::nanoseconds quiet_period,
+                                               std::chrono::nanoseconds timeout) {
+  auto now = current_time_nanos();
+  int expected = kRunning;
+  if (state_.compare_exchange_strong(expected, kShuttingDown)) {
+    quiet_nanos_.store(quiet_period.count());
+    shutdown_deadline_.store(detail::deadline_after(now, timeout.count()));
+  } else if (expected == kShuttingDown) {
+    // A later call may shorten the wait, never lengthen it.
+    if (quiet_period.count() < quiet_nanos_.load()) quiet_nanos_.store(quiet_period.count());
+    auto d = detail::deadline_after(now, timeout.count());
+    if (d < shutdown_deadline_.load()) shutdown_deadline_.store(d);
+  } else {
+    return termination_.future();
+  }
+  asio::post(io_, [this] { check_shutdown(); });
+  return termination_.future();
+}
+
+void EventLoop::check_shutdown() {
+  if (state_.load() != kShuttingDown) return;
+  auto now = current_time_nanos();
+  auto quiet_end = detail::deadline_after(last_activity_, quiet_nanos_.load());
+  auto deadline = shutdown_deadline_.load();
+  if (now >= quiet_end || now >= deadline) {
+    finish_shutdown();
+    return;
+  }
+  auto next = std::min({quiet_end, deadline, detail::deadline_after(now, kShutdownCheckNanos)});
+  shutdown_timer_.expires_at(to_time_point(next));
+  shutdown_timer_.async_wait([this](const asio::error_code& ec) {
+    if (!ec) check_shutdown();
+  });
+}
+
+void EventLoop::finish_shutdown() {
+  auto hooks = std::move(shutdown_hooks_);
+  for (auto& hook : hooks) run_logged(hook);
+  run_queued_tasks();
+  state_.store(kShutdown, std::memory_order_release);
+  run_queued_tasks();
+  cancel_scheduled_tasks();
+  timer_.cancel();
+  shutdown_timer_.cancel();
+  io_.stop();
+}
+
+}  // namespace trellis

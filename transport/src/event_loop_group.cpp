@@ -1,0 +1,64 @@
+// A group of event loops (see event_loop_group.hpp).
+#include <trellis/transport/event_loop_group.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace trellis {
+
+EventLoopGroup::EventLoopGroup(std::size_t n) : shared_(std::make_shared<Shared>()) {
+  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+  loops_.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto loop = std::make_shared<EventLoop>();
+    loop->termination_future().add_listener([shared = shared_, n](const Future<void>&) {
+      if (shared->terminated.fetch_add(1) + 1 == n) shared->termination.try_set_value();
+    });
+    loops_.push_back(std::move(loop));
+  }
+}
+
+EventLoopGroup::~EventLoopGroup() {
+  if (contains_current_thread()) {
+    spdlog::error(
+        "trellis: EventLoopGroup destroyed from one of its own threads; its loops shut down and "
+        "end on their own");
+    for (auto& loop : loops_) {
+      try {
+        loop->keep_alive_until_exit(loop);
+      } catch (const RejectedExecutionError&) {
+        // Already past its last task: keep the object rather than free it under its thread.
+        new std::shared_ptr<EventLoop>(loop);
+      }
+      loop->shutdown_gracefully(std::chrono::nanoseconds(0), std::chrono::nanoseconds(0));
+    }
+    return;
+  }
+  shutdown_gracefully(std::chrono::nanoseconds(0), std::chrono::seconds(15));
+  join();
+}
+
+EventLoop& EventLoopGroup::next() noexcept {
+  return *loops_[next_.fetch_add(1, std::memory_order_relaxed) % loops_.size()];
+}
+
+bool EventLoopGroup::contains_current_thread() const noexcept {
+  for (auto& loop : loops_) {
+    if (loop->in_event_loop()) return true;
+  }
+  return false;
+}
+
+Future<void> EventLoopGroup::shutdown_gracefully(std::chrono::nanoseconds quiet_period,
+                                                 std::chrono::nanoseconds timeout) {
+  for (auto& loop : loops_) loop->shutdown_gracefully(quiet_period, timeout);
+  return shared_->termination.future();
+}
+
+void EventLoopGroup::join() {
+  if (contains_current_thread()) {
+    throw BlockingOperationError("EventLoopGroup::join from one of its own threads");
+  }
+  for (auto& loop : loops_) loop->join();
+}
+
+}  // namespace trellis
