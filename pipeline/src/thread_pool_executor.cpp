@@ -3,6 +3,8 @@
 
 #include <pthread.h>
 
+#include <cstdlib>
+
 #include <spdlog/spdlog.h>
 
 namespace trellis {
@@ -35,9 +37,11 @@ ThreadPoolExecutor::~ThreadPoolExecutor() {
   do_shutdown_gracefully(std::chrono::nanoseconds(0), std::chrono::nanoseconds(0));
   for (auto& t : threads_) {
     if (t.get_id() == std::this_thread::get_id()) {
-      spdlog::error("trellis: {} destroyed from one of its own threads; detaching it", name_);
-      t.detach();
-    } else if (t.joinable()) {
+      // The pool would be freed under its own worker's call stack: that cannot be made safe.
+      spdlog::critical("trellis: {} destroyed from one of its own threads", name_);
+      std::abort();
+    }
+    if (t.joinable()) {
       t.join();
     }
   }

@@ -17,7 +17,8 @@ namespace trellis {
 class ThreadPoolExecutor final : public AbstractScheduledEventExecutor {
  public:
   explicit ThreadPoolExecutor(std::size_t threads, std::string name = "trellis-pool");
-  // Shuts down (no quiet period) and joins the threads.
+  // Shuts down (no quiet period) and joins the threads. Destroying the pool from one of its own
+  // threads is a programming error: it is reported and the process aborts.
   ~ThreadPoolExecutor() override;
 
   void execute(UniqueFunction<void()> fn) override;

@@ -1,0 +1,41 @@
+// A program that uses trellis only through its installed headers and the trellis:: targets, to
+// prove the installed package is complete: headers, libraries and their usage requirements.
+#include <trellis/pipeline.hpp>
+#include <trellis/transport.hpp>
+#include <trellis/pipeline/error.hpp>
+#include <trellis/pipeline/unique_function.hpp>
+#include <trellis/testing/allocation_counter.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+// Usage requirements of trellis::transport must reach its consumers.
+#ifndef ASIO_STANDALONE
+#error "trellis::transport did not carry ASIO_STANDALONE to its consumer"
+#endif
+#if !__has_include(<asio.hpp>)
+#error "trellis::transport did not make the Asio headers visible"
+#endif
+
+int main() {
+  int calls = 0;
+  auto owned = std::make_unique<int>(41);
+  trellis::UniqueFunction<void()> fn = [&calls, p = std::move(owned)] { calls += *p + 1; };
+  fn();
+  if (calls != 42) return 1;
+
+  std::string caught;
+  try {
+    throw trellis::IllegalStateError("from the consumer");
+  } catch (const trellis::Error& e) {
+    caught = e.what();
+  }
+  if (caught != "from the consumer") return 2;
+
+  // Links the installed trellis::testing library; the counting hook is never in user binaries.
+  if (trellis::testing::allocation_hook_installed()) return 3;
+
+  std::printf("trellis consumer ok\n");
+  return 0;
+}
