@@ -118,6 +118,7 @@ void EventLoop::execute(UniqueFunction<void()> fn) {
 
 void EventLoop::post_drain() {
   if (!drain_posted_.exchange(true, std::memory_order_acq_rel)) {
+    wakeups_.fetch_add(1, std::memory_order_relaxed);
     asio::post(io_, [this] { drain(); });
   }
 }

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
@@ -94,6 +95,32 @@ TEST_CASE("a task scheduled from outside with a later deadline still runs on tim
   second.get();
   CHECK(first.is_done());
   CHECK(ran == 2);
+}
+
+TEST_CASE("scheduling from outside no earlier than the armed deadline does not wake the loop") {
+  EventLoop loop;
+  auto first = loop.schedule(1h, [] {});
+  loop.submit([] {}).get();  // the 1 h timer is armed now
+  auto before = loop.wakeups();
+  std::vector<ScheduledFuture<void>> later;
+  for (int i = 0; i < 100; ++i) later.push_back(loop.schedule(2h, [] {}));
+  CHECK(loop.wakeups() == before);
+  auto earlier = loop.schedule(1ms, [] {});
+  CHECK(loop.wakeups() == before + 1);
+  earlier.get();
+  // The lazily queued tasks were picked up on the way.
+  CHECK(loop.submit([&] { return loop.scheduled_task_count(); }).get() == 101);
+  for (auto& f : later) f.cancel();
+  first.cancel();
+}
+
+TEST_CASE("listeners of a loop's promise run on the loop thread") {
+  EventLoop loop;
+  Promise<int> p(&loop);
+  std::promise<bool> on_loop;
+  p.future().add_listener([&](const Future<int>&) { on_loop.set_value(loop.in_event_loop()); });
+  p.set_value(1);  // completed from this (foreign) thread: the listener is posted
+  CHECK(on_loop.get_future().get());
 }
 
 TEST_CASE("cancel from another thread removes a scheduled task") {

@@ -40,6 +40,8 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   asio::io_context& io_context() noexcept { return io_; }
   asio::io_context::executor_type asio_executor() noexcept { return io_.get_executor(); }
   const std::string& name() const noexcept { return name_; }
+  // How many times work from outside woke the loop (posted a drain); for tests and benchmarks.
+  std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
 
   // Runs fn on the loop thread when the loop shuts down, before it stops (channels close here).
   void on_shutdown(UniqueFunction<void()> fn);
@@ -75,6 +77,7 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   std::vector<UniqueFunction<void()>> incoming_;
   std::vector<UniqueFunction<void()>> running_;
   std::atomic<bool> drain_posted_{false};
+  std::atomic<std::uint64_t> wakeups_{0};
 
   // The deadline the timer is armed for (INT64_MAX: none), read by other threads to decide
   // whether a task they schedule needs to wake the loop.
