@@ -1,0 +1,97 @@
+// HttpParser: the strict, incremental HTTP/1.1 message parser (RFC 9112) under the request and
+// response decoders. It takes bytes from a cumulation ByteBuf and returns one event at a time:
+// a head, body pieces (zero-copy slices of the input) and the last piece with trailers. Bad input
+// throws HttpParseError carrying the status a server should answer with; it never guesses
+// (no request smuggling), never loops and never buffers past its limits.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <variant>
+
+#include <trellis/codec/decoder_error.hpp>
+#include <trellis/codec/http/http_message.hpp>
+
+namespace trellis::http {
+
+struct HttpParserLimits {
+  std::size_t max_initial_line_length = 4096;  // request line: 414 beyond
+  std::size_t max_header_size = 8192;          // the field lines of a head or trailer: 431 beyond
+  std::size_t max_header_count = 100;          // 431 beyond
+  std::uint64_t max_chunk_size = 16u << 20;    // one chunk of a chunked body: 413 beyond
+  std::size_t max_chunk_extension_length = 1024;
+  std::uint64_t max_content_length = std::numeric_limits<std::int64_t>::max();  // 413 beyond
+};
+
+// Malformed or over-limit input. status() is the response a server sends (400, 413, 414, 431,
+// 501, 505); the connection must close after it.
+class HttpParseError : public codec::DecoderError {
+ public:
+  HttpParseError(std::uint16_t status, const std::string& what, std::int64_t position = -1)
+      : codec::DecoderError(what, position), status_(status) {}
+  std::uint16_t status() const noexcept { return status_; }
+
+ private:
+  std::uint16_t status_;
+};
+
+class HttpParser {
+ public:
+  enum class Kind { kRequest, kResponse };
+  using Event =
+      std::variant<std::monostate, HttpRequest, HttpResponse, HttpContent, LastHttpContent>;
+
+  explicit HttpParser(Kind kind, HttpParserLimits limits = {});
+
+  // The next event decoded from in (consuming its bytes), or std::monostate when more input is
+  // needed. Throws HttpParseError; after an error the parser stays failed until reset().
+  Event parse(ByteBuf& in);
+  // The input ended. Completes a response body delimited by the connection close; throws
+  // HttpParseError when a message was cut short. Returns std::monostate when nothing was pending.
+  Event finish(ByteBuf& in);
+
+  // Response side: the next response answers a request that has no response body (HEAD) or
+  // CONNECT. The client codec calls it before each response.
+  void set_next_response_bodyless(bool bodyless) noexcept { next_bodyless_ = bodyless; }
+  // True between the first byte of a message and its last event.
+  bool in_message() const noexcept { return state_ != State::kStart; }
+  void reset() noexcept;
+  const HttpParserLimits& limits() const noexcept { return limits_; }
+
+ private:
+  enum class State {
+    kStart,
+    kFixedBody,
+    kChunkSize,
+    kChunkData,
+    kChunkDataEnd,
+    kTrailers,
+    kUntilClose,
+    kFailed
+  };
+
+  // Finds the end of a head (or trailer section) from scan_pos_; returns its length including
+  // the blank line, or 0 when more input is needed.
+  std::size_t scan_head(const ByteBuf& in, bool trailers);
+  Event parse_head(ByteBuf& in, std::size_t length);
+  void parse_fields(std::string_view block, HttpHeaders& headers);
+  void frame_request_body(const HttpRequest& request);
+  void frame_response_body(const HttpResponse& response);
+  void frame_body(const HttpHeaders& headers, bool request);
+  Event parse_chunk_size(ByteBuf& in);
+  Event body_piece(ByteBuf& in, std::uint64_t available_limit, bool completes_message);
+  [[noreturn]] void fail(std::uint16_t status, const std::string& what);
+
+  Kind kind_;
+  HttpParserLimits limits_;
+  State state_ = State::kStart;
+  bool next_bodyless_ = false;
+  std::uint64_t remaining_ = 0;  // bytes left of a fixed body or of the current chunk
+  std::size_t scan_pos_ = 0;     // how far scan_head got (relative to the reader index)
+  std::size_t line_start_ = 0;
+  std::size_t first_line_end_ = 0;
+  std::size_t lines_ = 0;
+  std::int64_t consumed_ = 0;  // stream offset of the reader index, for error positions
+};
+
+}  // namespace trellis::http

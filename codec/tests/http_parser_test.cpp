@@ -1,0 +1,300 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <trellis/codec/http/http_parser.hpp>
+
+using namespace trellis;
+using namespace trellis::http;
+
+namespace {
+// What a parse produced, flattened for comparison: "H:<method> <target>" / "R:<code>",
+// "C:<bytes>" for content, "L:<bytes>|<trailer count>" for the last content.
+struct Parsed {
+  std::vector<std::string> events;
+  std::vector<HttpRequest> requests;
+  std::vector<HttpResponse> responses;
+};
+
+void collect(HttpParser::Event&& e, Parsed& out) {
+  if (auto* r = std::get_if<HttpRequest>(&e)) {
+    out.events.push_back("H:" + std::string(r->method.name()) + " " + r->target);
+    out.requests.push_back(std::move(*r));
+  } else if (auto* s = std::get_if<HttpResponse>(&e)) {
+    out.events.push_back("R:" + std::to_string(s->status.code));
+    out.responses.push_back(std::move(*s));
+  } else if (auto* c = std::get_if<HttpContent>(&e)) {
+    out.events.push_back("C:" + c->content.to_string());
+  } else if (auto* l = std::get_if<LastHttpContent>(&e)) {
+    out.events.push_back("L:" + l->content.to_string() + "|" + std::to_string(l->trailers.size()));
+  }
+}
+
+// Merges adjacent content events so that byte-by-byte and whole-buffer parses compare equal.
+std::vector<std::string> normalized(const std::vector<std::string>& events) {
+  std::vector<std::string> out;
+  std::string body;
+  for (const auto& e : events) {
+    if (e.rfind("C:", 0) == 0) {
+      body += e.substr(2);
+    } else if (e.rfind("L:", 0) == 0) {
+      out.push_back("B:" + body + e.substr(2));
+      body.clear();
+    } else {
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+Parsed parse_all(std::string_view input, HttpParser::Kind kind = HttpParser::Kind::kRequest,
+                 HttpParserLimits limits = {}) {
+  HttpParser parser(kind, limits);
+  auto buf = ByteBuf::from(input);
+  Parsed out;
+  for (;;) {
+    auto e = parser.parse(buf);
+    if (std::holds_alternative<std::monostate>(e)) break;
+    collect(std::move(e), out);
+  }
+  return out;
+}
+
+// Feeds one byte at a time into a growing cumulation.
+Parsed parse_bytewise(std::string_view input, HttpParser::Kind kind = HttpParser::Kind::kRequest) {
+  HttpParser parser(kind);
+  ByteBuf cumulation = ByteBuf::from("");
+  Parsed out;
+  for (char c : input) {
+    cumulation.write_string(std::string_view(&c, 1));
+    for (;;) {
+      auto e = parser.parse(cumulation);
+      if (std::holds_alternative<std::monostate>(e)) break;
+      collect(std::move(e), out);
+    }
+  }
+  return out;
+}
+
+std::uint16_t error_status(std::string_view input, HttpParserLimits limits = {}) {
+  try {
+    parse_all(input, HttpParser::Kind::kRequest, limits);
+  } catch (const HttpParseError& e) {
+    return e.status();
+  }
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("a GET without body gives a head and an empty last content") {
+  auto p = parse_all("GET /plaintext HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n");
+  CHECK(p.events == std::vector<std::string>{"H:GET /plaintext", "L:|0"});
+  REQUIRE(p.requests.size() == 1);
+  auto& r = p.requests[0];
+  CHECK(r.version == kHttp11);
+  CHECK(r.headers.get("host") == "a");
+  CHECK(r.headers.get("ACCEPT") == "*/*");
+  CHECK(r.headers.size() == 2);
+}
+
+TEST_CASE("every input split gives the same messages as one buffer") {
+  const std::string inputs[] = {
+      "POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello",
+      "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "3\r\nabc\r\n10;name=val\r\n0123456789abcdef\r\n0\r\nX-T: 1\r\n\r\n",
+      "\r\n\r\nGET / HTTP/1.0\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n",
+  };
+  for (const auto& in : inputs) {
+    CAPTURE(in);
+    CHECK(normalized(parse_bytewise(in).events) == normalized(parse_all(in).events));
+  }
+}
+
+TEST_CASE("a fixed-length body arrives as slices, the last one ending the message") {
+  auto p = parse_all("POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello");
+  CHECK(p.events == std::vector<std::string>{"H:POST /e", "L:hello|0"});
+  auto q = parse_bytewise("POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc");
+  CHECK(q.events == std::vector<std::string>{"H:POST /e", "C:a", "C:b", "L:c|0"});
+}
+
+TEST_CASE("a chunked body gives chunks and a last content with trailers") {
+  auto p = parse_all(
+      "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "3\r\nabc\r\nA\r\n0123456789\r\n0\r\nX-Trailer: yes\r\n\r\n");
+  CHECK(p.events == std::vector<std::string>{"H:POST /c", "C:abc", "C:0123456789", "L:|1"});
+}
+
+TEST_CASE("pipelined requests come out in order") {
+  auto p = parse_all(
+      "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n"
+      "POST /3 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nokGET /4 HTTP/1.1\r\nHost: "
+      "h\r\n\r\n");
+  CHECK(p.events == std::vector<std::string>{"H:GET /1", "L:|0", "H:GET /2", "L:|0", "H:POST /3",
+                                             "L:ok|0", "H:GET /4", "L:|0"});
+}
+
+TEST_CASE("leading empty lines are ignored") {
+  auto p = parse_all("\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n");
+  CHECK(p.events == std::vector<std::string>{"H:GET /", "L:|0"});
+}
+
+TEST_CASE("header values are trimmed and order and duplicates are kept") {
+  auto p = parse_all("GET / HTTP/1.1\r\nHost: h\r\nX-A: \t one \t\r\nx-a: two\r\n\r\n");
+  auto& h = p.requests.at(0).headers;
+  CHECK(h.get_all("X-A") == std::vector<std::string_view>{"one", "two"});
+  CHECK(h[1].name == "X-A");
+  CHECK(h[2].name == "x-a");
+}
+
+TEST_CASE("malformed request lines are 400") {
+  CHECK(error_status("GET\r\n\r\n") == 400);
+  CHECK(error_status("GET /\r\n\r\n") == 400);
+  CHECK(error_status("GET  / HTTP/1.1\r\nHost: h\r\n\r\n") == 400);
+  CHECK(error_status("G@T / HTTP/1.1\r\nHost: h\r\n\r\n") == 400);
+  CHECK(error_status("GET /a\x01 HTTP/1.1\r\nHost: h\r\n\r\n") == 400);
+  CHECK(error_status("GET / HTTX/1.1\r\nHost: h\r\n\r\n") == 400);
+  CHECK(error_status("GET / HTTP/1.1 \r\nHost: h\r\n\r\n") == 400);
+}
+
+TEST_CASE("unsupported HTTP versions are 505") {
+  CHECK(error_status("GET / HTTP/2.0\r\nHost: h\r\n\r\n") == 505);
+  CHECK(error_status("GET / HTTP/1.2\r\nHost: h\r\n\r\n") == 505);
+}
+
+TEST_CASE("bare LF and bare CR are rejected") {
+  CHECK(error_status("GET / HTTP/1.1\nHost: h\n\n") == 400);
+  CHECK(error_status("GET / HTTP/1.1\r\nHost: h\rX: y\r\n\r\n") == 400);
+  CHECK(error_status("\nGET / HTTP/1.1\r\nHost: h\r\n\r\n") == 400);
+}
+
+TEST_CASE("header syntax is validated") {
+  CHECK(error_status("GET / HTTP/1.1\r\nHost : h\r\n\r\n") == 400);
+  CHECK(error_status("GET / HTTP/1.1\r\nHost: h\r\n folded\r\n\r\n") == 400);
+  CHECK(error_status("GET / HTTP/1.1\r\nHost: h\r\nNo colon\r\n\r\n") == 400);
+  CHECK(error_status("GET / HTTP/1.1\r\nHost: h\r\n: empty\r\n\r\n") == 400);
+  CHECK(error_status(std::string_view("GET / HTTP/1.1\r\nHost: h\r\nX: a\0b\r\n\r\n", 36)) == 400);
+  CHECK(error_status("GET / HTTP/1.1\r\nHost: h\r\nX: a\x7f\r\n\r\n") == 400);
+  CHECK(error_status("GET / HTTP/1.1\r\nHost: h\r\nX: caf\xc3\xa9\r\n\r\n") == 0);  // obs-text
+}
+
+TEST_CASE("Host is required once in HTTP/1.1") {
+  CHECK(error_status("GET / HTTP/1.1\r\n\r\n") == 400);
+  CHECK(error_status("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n") == 400);
+  CHECK(error_status("GET / HTTP/1.0\r\n\r\n") == 0);
+}
+
+TEST_CASE("Content-Length must be digits, agree with itself and not overflow") {
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n") == 400);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +1\r\n\r\n") == 400);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1 2\r\n\r\n") == 400);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0x10\r\n\r\n") == 400);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length:\r\n\r\n") == 400);
+  CHECK(error_status(
+            "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n") == 400);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 4\r\n\r\nabc") == 400);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 3\r\n\r\nabc") == 0);
+  CHECK(error_status(
+            "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n") ==
+        413);
+  HttpParserLimits small;
+  small.max_content_length = 10;
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n", small) == 413);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n", small) == 0);
+}
+
+TEST_CASE("Transfer-Encoding is never guessed") {
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
+                     "Content-Length: 3\r\n\r\n") == 400);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n") ==
+        400);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n") ==
+        501);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n") == 501);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
+                     "Transfer-Encoding: chunked\r\n\r\n") == 400);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n\r\n") == 400);
+  CHECK(error_status("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n") == 400);
+  CHECK(error_status("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: CHUNKED\r\n\r\n0\r\n\r\n") ==
+        0);
+}
+
+TEST_CASE("chunk sizes and extensions are validated") {
+  const std::string head = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+  CHECK(error_status(head + "g\r\n") == 400);
+  CHECK(error_status(head + "\r\n") == 400);
+  CHECK(error_status(head + "-1\r\n") == 400);
+  CHECK(error_status(head + "3 x\r\nabc\r\n") == 400);
+  CHECK(error_status(head + "3\r\nabcX\r\n") == 400);
+  CHECK(error_status(head + "3;a=b\r\nabc\r\n0\r\n\r\n") == 0);
+  CHECK(error_status(head + "3 ; a=b\r\nabc\r\n0\r\n\r\n") == 0);
+  CHECK(error_status(head + "ffffffffffffffffffff\r\n") == 413);
+  CHECK(error_status(head + "3;" + std::string(2000, 'a') + "\r\n") == 400);
+  HttpParserLimits small;
+  small.max_chunk_size = 16;
+  CHECK(error_status(head + "11\r\n", small) == 413);
+  CHECK(error_status(head + "10\r\n", small) == 0);
+}
+
+TEST_CASE("limits: a long request line is 414, a large header block or many fields 431") {
+  CHECK(error_status("GET /" + std::string(5000, 'a') + " HTTP/1.1\r\nHost: h\r\n\r\n") == 414);
+  CHECK(error_status("GET /" + std::string(5000, 'a')) == 414);  // before the line even ends
+  CHECK(error_status("GET / HTTP/1.1\r\nHost: h\r\nX: " + std::string(9000, 'a') + "\r\n\r\n") ==
+        431);
+  std::string many = "GET / HTTP/1.1\r\nHost: h\r\n";
+  for (int i = 0; i < 100; ++i) many += "X-" + std::to_string(i) + ": v\r\n";
+  CHECK(error_status(many + "\r\n") == 431);
+  HttpParserLimits limits;
+  limits.max_initial_line_length = 10;
+  CHECK(error_status("GET /12345 HTTP/1.1\r\n", limits) == 414);
+}
+
+TEST_CASE("a failed parser keeps failing") {
+  HttpParser parser(HttpParser::Kind::kRequest);
+  auto bad = ByteBuf::from("BAD\r\n\r\n");
+  CHECK_THROWS_AS(parser.parse(bad), HttpParseError);
+  auto good = ByteBuf::from("GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+  CHECK_THROWS_AS(parser.parse(good), HttpParseError);
+  parser.reset();
+  CHECK(std::holds_alternative<HttpRequest>(parser.parse(good)));
+}
+
+TEST_CASE("responses: bodies framed by length, chunks, or the connection close") {
+  auto p = parse_all("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi", HttpParser::Kind::kResponse);
+  CHECK(p.events == std::vector<std::string>{"R:200", "L:hi|0"});
+  CHECK(p.responses.at(0).status.reason_phrase() == "OK");
+
+  HttpParser parser(HttpParser::Kind::kResponse);
+  auto buf = ByteBuf::from("HTTP/1.0 200 OK\r\n\r\nuntil close");
+  CHECK(std::holds_alternative<HttpResponse>(parser.parse(buf)));
+  auto body = parser.parse(buf);
+  REQUIRE(std::holds_alternative<HttpContent>(body));
+  CHECK(std::get<HttpContent>(body).content.to_string() == "until close");
+  auto last = parser.finish(buf);
+  CHECK(std::holds_alternative<LastHttpContent>(last));
+}
+
+TEST_CASE("responses to HEAD and 1xx/204/304 responses have no body") {
+  HttpParser parser(HttpParser::Kind::kResponse);
+  parser.set_next_response_bodyless(true);
+  auto buf = ByteBuf::from(
+      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
+      "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n"
+      "HTTP/1.1 304 Not Modified\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx");
+  Parsed out;
+  for (;;) {
+    auto e = parser.parse(buf);
+    if (std::holds_alternative<std::monostate>(e)) break;
+    collect(std::move(e), out);
+  }
+  CHECK(out.events == std::vector<std::string>{"R:100", "L:|0", "R:200", "L:|0", "R:204", "L:|0",
+                                               "R:304", "L:|0", "R:200", "L:x|0"});
+}
+
+TEST_CASE("a message cut short by the end of input is an error") {
+  HttpParser parser(HttpParser::Kind::kRequest);
+  auto buf = ByteBuf::from("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nab");
+  parser.parse(buf);
+  parser.parse(buf);
+  CHECK_THROWS_AS(parser.finish(buf), HttpParseError);
+}
