@@ -1,0 +1,32 @@
+// HTTP dates (RFC 9110 §5.6.7, IMF-fixdate) and a per-thread cache of the current one, refreshed
+// at most once a second of the executor's clock, for the Date header of responses.
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <string>
+#include <string_view>
+
+namespace trellis {
+class EventExecutor;
+}
+
+namespace trellis::http {
+
+// "Sun, 06 Nov 1994 08:49:37 GMT"
+std::string format_http_date(std::time_t t);
+
+class HttpDateCache {
+ public:
+  // The current date, recomputed when a second (on now_nanos, the caller's executor clock) has
+  // passed since the last computation. The view stays valid until the next call.
+  std::string_view get(std::int64_t now_nanos);
+  // The calling thread's cache (each loop thread has its own).
+  static HttpDateCache& for_this_thread();
+
+ private:
+  std::int64_t next_refresh_nanos_ = INT64_MIN;
+  std::string value_;
+};
+
+}  // namespace trellis::http

@@ -1,0 +1,27 @@
+// Serialisation of HTTP/1.1 message heads and chunk framing into a ByteBuf: the byte-level half
+// of the encoders (the pipeline half decides when and with which body).
+#pragma once
+
+#include <cstdint>
+
+#include <trellis/codec/http/http_message.hpp>
+
+namespace trellis::http {
+
+// "HTTP/1.1 200 OK\r\n" + fields + "\r\n".
+void write_response_head(ByteBuf& out, HttpVersion version, const HttpResponseStatus& status,
+                         const HttpHeaders& headers);
+// "GET /x HTTP/1.1\r\n" + fields + "\r\n".
+void write_request_head(ByteBuf& out, const HttpMethod& method, std::string_view target,
+                        HttpVersion version, const HttpHeaders& headers);
+void write_fields(ByteBuf& out, const HttpHeaders& headers);
+// "<hex size>\r\n" before a chunk of size bytes (the chunk is followed by write_chunk_end).
+void write_chunk_header(ByteBuf& out, std::uint64_t size);
+void write_chunk_end(ByteBuf& out);
+// "0\r\n" + trailers + "\r\n".
+void write_last_chunk(ByteBuf& out, const HttpHeaders& trailers);
+// True when a header of a response can make the message unsafe to send: a CR or LF in a name or
+// value (response splitting). Encoders refuse such messages.
+bool has_unsafe_field(const HttpHeaders& headers) noexcept;
+
+}  // namespace trellis::http

@@ -1,0 +1,77 @@
+#include <doctest/doctest.h>
+
+#include <trellis/codec/http/http_date.hpp>
+#include <trellis/codec/http/http_head_writer.hpp>
+#include <trellis/codec/http/http_parser.hpp>
+
+using namespace trellis;
+using namespace trellis::http;
+
+TEST_CASE("a response head is written in wire format and parses back") {
+  HttpHeaders h;
+  h.add(header::kContentType, "text/plain");
+  h.add(header::kContentLength, "13");
+  auto out = ByteBuf::from("");
+  write_response_head(out, kHttp11, HttpResponseStatus{200, {}}, h);
+  CHECK(out.to_string() ==
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\n");
+  out.write_string("Hello, World!");
+  HttpParser parser(HttpParser::Kind::kResponse);
+  auto head = parser.parse(out);
+  REQUIRE(std::holds_alternative<HttpResponse>(head));
+  CHECK(std::get<HttpResponse>(head).headers.get("content-length") == "13");
+  auto body = parser.parse(out);
+  REQUIRE(std::holds_alternative<LastHttpContent>(body));
+  CHECK(std::get<LastHttpContent>(body).content.to_string() == "Hello, World!");
+}
+
+TEST_CASE("request heads and chunk framing round trip through the parser") {
+  HttpHeaders h;
+  h.add("Host", "example");
+  h.add("Transfer-Encoding", "chunked");
+  auto out = ByteBuf::from("");
+  write_request_head(out, HttpMethod::kPost, "/up", kHttp11, h);
+  write_chunk_header(out, 26);
+  out.write_string("abcdefghijklmnopqrstuvwxyz");
+  write_chunk_end(out);
+  HttpHeaders trailers;
+  trailers.add("X-Sum", "1");
+  write_last_chunk(out, trailers);
+  HttpParser parser(HttpParser::Kind::kRequest);
+  CHECK(std::holds_alternative<HttpRequest>(parser.parse(out)));
+  auto chunk = parser.parse(out);
+  REQUIRE(std::holds_alternative<HttpContent>(chunk));
+  CHECK(std::get<HttpContent>(chunk).content.to_string() == "abcdefghijklmnopqrstuvwxyz");
+  auto last = parser.parse(out);
+  REQUIRE(std::holds_alternative<LastHttpContent>(last));
+  CHECK(std::get<LastHttpContent>(last).trailers.get("x-sum") == "1");
+}
+
+TEST_CASE("CR or LF in a field is detected as unsafe") {
+  HttpHeaders h;
+  h.add("X", "ok");
+  CHECK_FALSE(has_unsafe_field(h));
+  h.add("Y", "a\r\nSet-Cookie: evil");
+  CHECK(has_unsafe_field(h));
+}
+
+TEST_CASE("HTTP dates use the IMF-fixdate format and are cached per second of the clock") {
+  CHECK(format_http_date(784111777) == "Sun, 06 Nov 1994 08:49:37 GMT");
+  HttpDateCache cache;
+  auto a = std::string(cache.get(0));
+  CHECK(a.size() == 29);
+  CHECK(a.substr(a.size() - 3) == "GMT");
+  CHECK(cache.get(999'999'999).data() == cache.get(500).data());
+}
+
+TEST_CASE("keep-alive follows the version and the Connection header") {
+  HttpHeaders none;
+  CHECK(is_keep_alive(kHttp11, none));
+  CHECK_FALSE(is_keep_alive(kHttp10, none));
+  HttpHeaders close;
+  close.add("Connection", "Close");
+  CHECK_FALSE(is_keep_alive(kHttp11, close));
+  HttpHeaders ka;
+  ka.add("Connection", "foo, keep-alive");
+  CHECK(is_keep_alive(kHttp10, ka));
+}
