@@ -170,6 +170,24 @@ TEST_CASE("a periodic task re-queues its own node without allocating") {
   f.cancel();
 }
 
+TEST_CASE("scheduling and cancelling in steady state allocates nothing") {
+  ManualClockExecutor ex;
+  auto round = [&ex] {
+    for (int i = 0; i < 1000; ++i) {
+      auto f = ex.schedule(1s, [i] { return i; });
+      f.cancel();
+    }
+    for (int i = 0; i < 1000; ++i) ex.schedule(0s, [] {});
+    ex.run_due();
+  };
+  round();  // warms the node cache and the heap's storage
+  testing::AllocationScope allocations;
+  round();
+#if TRELLIS_NODE_CACHE_ENABLED
+  CHECK(allocations.count() == 0);
+#endif
+}
+
 TEST_CASE("a periodic task that throws stops and fails its future") {
   ManualClockExecutor ex;
   int runs = 0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 
+#include <trellis/pipeline/detail/node_cache.hpp>
 #include <trellis/pipeline/future.hpp>
 
 namespace trellis {
@@ -62,6 +63,10 @@ class ScheduledTask final : public FutureState<R>, public ScheduledTaskBase {
       : FutureState<R>(executor),
         ScheduledTaskBase(executor, deadline, period),
         fn_(std::move(fn)) {}
+
+  // Nodes come from a per-thread cache: scheduling in steady state allocates nothing.
+  static void* operator new(std::size_t) { return NodeCache<sizeof(ScheduledTask)>::allocate(); }
+  static void operator delete(void* p) noexcept { NodeCache<sizeof(ScheduledTask)>::deallocate(p); }
 
   StateBase& state() noexcept override { return *this; }
 
