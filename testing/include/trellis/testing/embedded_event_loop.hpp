@@ -39,6 +39,9 @@ class EmbeddedEventLoop final : public AbstractScheduledEventExecutor {
   std::int64_t next_scheduled_task_nanos() const noexcept { return next_scheduled_deadline(); }
   std::size_t pending_task_count() const noexcept { return tasks_.size(); }
 
+  // Cancels every scheduled task (EmbeddedChannel does this when it closes).
+  using AbstractScheduledEventExecutor::cancel_scheduled_tasks;
+
   void freeze_time();
   void unfreeze_time();
   bool is_time_frozen() const noexcept { return frozen_; }

@@ -1,0 +1,38 @@
+// HttpObjectAggregator: joins a head and its body pieces into one FullHttpRequest (server side)
+// or FullHttpResponse (client side), up to max_content_length bytes. A request body over the
+// limit is answered with 413 and Connection: close, then the connection closes; a response over
+// it fails with TooLongFrameError.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include <trellis/codec/http/http_message.hpp>
+#include <trellis/pipeline/channel_handler.hpp>
+
+namespace trellis::http {
+
+class HttpObjectAggregator : public ChannelInboundHandler {
+ public:
+  explicit HttpObjectAggregator(std::size_t max_content_length)
+      : max_content_length_(max_content_length) {}
+
+  void channel_read(ChannelHandlerContext& ctx, Message msg) override;
+  void channel_inactive(ChannelHandlerContext& ctx) override;
+  std::size_t max_content_length() const noexcept { return max_content_length_; }
+
+ private:
+  void append(ChannelHandlerContext& ctx, ByteBuf piece);
+  ByteBuf take_body(ChannelHandlerContext& ctx);
+  void oversized(ChannelHandlerContext& ctx);
+
+  std::size_t max_content_length_;
+  std::optional<HttpRequest> request_;
+  std::optional<HttpResponse> response_;
+  std::vector<ByteBuf> pieces_;
+  std::size_t size_ = 0;
+  bool discarding_ = false;  // after an oversized message, until its last content
+};
+
+}  // namespace trellis::http

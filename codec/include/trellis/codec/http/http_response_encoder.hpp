@@ -1,0 +1,65 @@
+// HttpResponseEncoder (and HttpRequestEncoder): turn HTTP message objects into bytes. A full
+// response goes out as one message holding the head and the body side by side (a
+// CompositeByteBuf), so the transport writes it with one gathering write and the body is never
+// copied. Chunked bodies are framed; responses that must not have a body never get one.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+
+#include <trellis/codec/http/http_message.hpp>
+#include <trellis/pipeline/channel_handler.hpp>
+
+namespace trellis::http {
+
+// Shared by both encoders: what the body of the message being written looks like.
+class HttpBodyFraming {
+ public:
+  enum class Mode : std::uint8_t { kNone, kRaw, kChunked, kSkip };
+  Mode mode = Mode::kNone;
+  // Encodes a body piece (and, when last, the end of the message) into out's components.
+  void encode_content(ChannelHandlerContext& ctx, ByteBuf content, const HttpHeaders* trailers,
+                      bool last, Message& out);
+};
+
+class HttpResponseEncoder : public ChannelOutboundHandler {
+ public:
+  struct Options {
+    // Add a Date header (from a per-thread cache refreshed once a second) when missing.
+    bool add_date_header = true;
+    // Give a FullHttpResponse a Content-Length when it has neither that nor Transfer-Encoding.
+    bool add_content_length = true;
+  };
+  HttpResponseEncoder() : HttpResponseEncoder(Options{}) {}
+  explicit HttpResponseEncoder(Options options) : options_(options) {}
+
+  void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
+
+  // HttpServerCodec tells the encoder the method of each request, in order, so that the body of
+  // a response to HEAD is dropped (its headers are kept).
+  void on_request_method(HttpMethod::Id method) { methods_.push_back(method); }
+
+ private:
+  bool answering_head();
+  void prepare_head(ChannelHandlerContext& ctx, HttpHeaders& headers, std::uint16_t status,
+                    const ByteBuf* full_body, bool head_request);
+
+  Options options_;
+  HttpBodyFraming framing_;
+  std::deque<HttpMethod::Id> methods_;
+};
+
+class HttpRequestEncoder : public ChannelOutboundHandler {
+ public:
+  void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
+
+ private:
+  HttpBodyFraming framing_;
+};
+
+// True when a response with this status carries no body (1xx, 204, 304).
+constexpr bool status_has_no_body(std::uint16_t code) noexcept {
+  return code < 200 || code == 204 || code == 304;
+}
+
+}  // namespace trellis::http

@@ -1,0 +1,22 @@
+// HttpServerExpectContinueHandler: answers "Expect: 100-continue" with an interim
+// "100 Continue" so the client sends the body (RFC 9110 §10.1.1), and refuses any other
+// expectation with 417 and Connection: close. HTTP/1.0 requests' expectations are ignored, as
+// the RFC requires.
+#pragma once
+
+#include <trellis/codec/http/http_message.hpp>
+#include <trellis/pipeline/channel_handler.hpp>
+
+namespace trellis::http {
+
+class HttpServerExpectContinueHandler : public ChannelInboundHandler {
+ public:
+  void channel_read(ChannelHandlerContext& ctx, Message msg) override;
+
+ private:
+  // Returns false when the request was refused (417) and must be dropped with its body.
+  bool handle_expectation(ChannelHandlerContext& ctx, HttpVersion version, HttpHeaders& headers);
+  bool discarding_ = false;
+};
+
+}  // namespace trellis::http

@@ -1,0 +1,50 @@
+// HttpServerKeepAliveHandler: persistent connections per RFC 9112 §9.3. It marks responses
+// "Connection: close" when the request (or the response itself) does not allow the connection
+// to persist, closes once the last such response is written, answers HTTP/1.0 keep-alive
+// requests with "Connection: keep-alive", and closes a connection left idle between requests for
+// idle_timeout on the loop's clock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+
+#include <trellis/codec/http/http_message.hpp>
+#include <trellis/pipeline/channel_handler.hpp>
+#include <trellis/pipeline/scheduled_future.hpp>
+
+namespace trellis::http {
+
+class HttpServerKeepAliveHandler : public ChannelDuplexHandler {
+ public:
+  static constexpr std::chrono::seconds kDefaultIdleTimeout{60};
+
+  explicit HttpServerKeepAliveHandler(std::chrono::nanoseconds idle_timeout = kDefaultIdleTimeout)
+      : idle_timeout_(idle_timeout) {}
+
+  void channel_active(ChannelHandlerContext& ctx) override;
+  void channel_read(ChannelHandlerContext& ctx, Message msg) override;
+  void channel_inactive(ChannelHandlerContext& ctx) override;
+  void handler_added(ChannelHandlerContext& ctx) override;
+  void handler_removed(ChannelHandlerContext& ctx) override;
+  void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
+
+ private:
+  void on_request(HttpVersion version, const HttpHeaders& headers);
+  void on_response_head(HttpHeaders& headers, std::uint16_t status, bool full);
+  void arm_idle_timer(ChannelHandlerContext& ctx);
+  void cancel_idle_timer();
+
+  std::chrono::nanoseconds idle_timeout_;
+  ScheduledFuture<void> idle_timer_;
+  struct PendingRequest {
+    bool keep_alive;  // the request allows the connection to persist
+    bool http10;      // HTTP/1.0 with Connection: keep-alive: say so in the response
+  };
+  // Requests read and not yet answered in full, oldest first (pipelining).
+  std::deque<PendingRequest> pending_;
+  bool closing_ = false;  // the response in progress ends the connection
+  bool interim_ = false;  // the head being written is a 1xx
+};
+
+}  // namespace trellis::http

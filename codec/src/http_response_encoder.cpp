@@ -1,0 +1,218 @@
+// The HTTP encoders (see http_response_encoder.hpp).
+#include <trellis/codec/http/http_response_encoder.hpp>
+
+#include <charconv>
+
+#include <trellis/codec/decoder_error.hpp>
+#include <trellis/codec/http/http_date.hpp>
+#include <trellis/codec/http/http_head_writer.hpp>
+#include <trellis/pipeline/byte_buf_allocator.hpp>
+#include <trellis/pipeline/channel_handler_context.hpp>
+#include <trellis/pipeline/composite_byte_buf.hpp>
+#include <trellis/pipeline/event_executor.hpp>
+
+namespace trellis::http {
+
+namespace {
+std::size_t head_size_hint(const HttpHeaders& headers) {
+  std::size_t n = 64;
+  for (const auto f : headers) n += f.name.size() + f.value.size() + 4;
+  return n;
+}
+
+void check_safe(const HttpHeaders& headers) {
+  if (has_unsafe_field(headers)) {
+    throw codec::EncoderError("header field with CR, LF or NUL (response splitting refused)");
+  }
+}
+
+bool is_chunked(const HttpHeaders& headers) {
+  return headers.contains_token(HeaderId::kTransferEncoding, "chunked");
+}
+
+// Joins a head and a body into one outbound message without copying the body.
+Message head_and_body(ByteBuf head, ByteBuf body) {
+  if (!body.is_readable()) return Message(std::move(head));
+  CompositeByteBuf both;
+  both.add_component(std::move(head));
+  both.add_component(std::move(body));
+  return Message(std::move(both));
+}
+}  // namespace
+
+void HttpBodyFraming::encode_content(ChannelHandlerContext& ctx, ByteBuf content,
+                                     const HttpHeaders* trailers, bool last, Message& out) {
+  switch (mode) {
+    case Mode::kNone:
+    case Mode::kSkip:
+      if (last) mode = Mode::kNone;
+      out = Message(ByteBuf());
+      return;
+    case Mode::kRaw:
+      if (last) mode = Mode::kNone;
+      out = Message(std::move(content));
+      return;
+    case Mode::kChunked: {
+      CompositeByteBuf parts;
+      if (content.is_readable()) {
+        ByteBuf header = ctx.alloc().buffer(20);
+        write_chunk_header(header, content.readable_bytes());
+        parts.add_component(std::move(header));
+        parts.add_component(std::move(content));
+        ByteBuf end = ctx.alloc().buffer(2);
+        write_chunk_end(end);
+        parts.add_component(std::move(end));
+      }
+      if (last) {
+        static const HttpHeaders kNoTrailers;
+        const HttpHeaders& t = trailers ? *trailers : kNoTrailers;
+        check_safe(t);
+        ByteBuf tail = ctx.alloc().buffer(8 + head_size_hint(t));
+        write_last_chunk(tail, t);
+        parts.add_component(std::move(tail));
+        mode = Mode::kNone;
+      }
+      out = Message(std::move(parts));
+      return;
+    }
+  }
+}
+
+bool HttpResponseEncoder::answering_head() {
+  // A 1xx response does not answer the request: the final response still will.
+  return !methods_.empty() && methods_.front() == HttpMethod::kHead;
+}
+
+void HttpResponseEncoder::prepare_head(ChannelHandlerContext& ctx, HttpHeaders& headers,
+                                       std::uint16_t status, const ByteBuf* full_body,
+                                       bool head_request) {
+  check_safe(headers);
+  if (options_.add_date_header && status >= 200 && !headers.contains(HeaderId::kDate)) {
+    headers.add(HeaderId::kDate,
+                HttpDateCache::for_this_thread().get(ctx.executor().current_time_nanos()));
+  }
+  if (full_body && options_.add_content_length && !status_has_no_body(status) &&
+      !headers.contains(HeaderId::kContentLength) && !headers.contains(HeaderId::kTransferEncoding) &&
+      !head_request) {
+    char digits[24];
+    auto r = std::to_chars(digits, digits + sizeof digits, full_body->readable_bytes());
+    headers.add(HeaderId::kContentLength,
+                std::string_view(digits, static_cast<std::size_t>(r.ptr - digits)));
+  }
+}
+
+void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
+  if (msg.is<FullHttpResponse>()) {
+    auto response = msg.take<FullHttpResponse>();
+    const bool head_request = answering_head();
+    const auto code = response.status.code;
+    if (code >= 200 && !methods_.empty()) methods_.pop_front();
+    prepare_head(ctx, response.headers, code, &response.content, head_request);
+    ByteBuf head = ctx.alloc().buffer(head_size_hint(response.headers));
+    write_response_head(head, response.version, response.status, response.headers);
+    if (status_has_no_body(code) || head_request) {
+      ctx.write(Message(std::move(head)), std::move(promise));
+      return;
+    }
+    if (is_chunked(response.headers)) {
+      framing_.mode = HttpBodyFraming::Mode::kChunked;
+      Message body;
+      framing_.encode_content(ctx, std::move(response.content), &response.trailers, true, body);
+      ctx.write(Message(std::move(head)));
+      ctx.write(std::move(body), std::move(promise));
+      return;
+    }
+    ctx.write(head_and_body(std::move(head), std::move(response.content)), std::move(promise));
+    return;
+  }
+  if (msg.is<HttpResponse>()) {
+    auto response = msg.take<HttpResponse>();
+    const bool head_request = answering_head();
+    const auto code = response.status.code;
+    if (code >= 200 && !methods_.empty()) methods_.pop_front();
+    prepare_head(ctx, response.headers, code, nullptr, head_request);
+    if (status_has_no_body(code) || head_request) {
+      framing_.mode = HttpBodyFraming::Mode::kSkip;
+    } else if (is_chunked(response.headers)) {
+      framing_.mode = HttpBodyFraming::Mode::kChunked;
+    } else {
+      framing_.mode = HttpBodyFraming::Mode::kRaw;
+    }
+    ByteBuf head = ctx.alloc().buffer(head_size_hint(response.headers));
+    write_response_head(head, response.version, response.status, response.headers);
+    ctx.write(Message(std::move(head)), std::move(promise));
+    return;
+  }
+  if (msg.is<HttpContent>()) {
+    Message out;
+    framing_.encode_content(ctx, std::move(msg.get<HttpContent>().content), nullptr, false, out);
+    ctx.write(std::move(out), std::move(promise));
+    return;
+  }
+  if (msg.is<LastHttpContent>()) {
+    auto& last = msg.get<LastHttpContent>();
+    Message out;
+    framing_.encode_content(ctx, std::move(last.content), &last.trailers, true, out);
+    ctx.write(std::move(out), std::move(promise));
+    return;
+  }
+  ctx.write(std::move(msg), std::move(promise));
+}
+
+void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
+  auto write_head = [&](const HttpMethod& method, const std::string& target, HttpVersion version,
+                        const HttpHeaders& headers) {
+    check_safe(headers);
+    for (char c : target) {
+      if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
+        throw codec::EncoderError("request target with whitespace or control characters");
+      }
+    }
+    ByteBuf head = ctx.alloc().buffer(head_size_hint(headers) + target.size());
+    write_request_head(head, method, target, version, headers);
+    return head;
+  };
+  if (msg.is<FullHttpRequest>()) {
+    auto request = msg.take<FullHttpRequest>();
+    if (request.content.is_readable() && !request.headers.contains(HeaderId::kContentLength) &&
+        !request.headers.contains(HeaderId::kTransferEncoding)) {
+      request.headers.add(HeaderId::kContentLength,
+                          std::to_string(request.content.readable_bytes()));
+    }
+    ByteBuf head = write_head(request.method, request.target, request.version, request.headers);
+    if (is_chunked(request.headers)) {
+      framing_.mode = HttpBodyFraming::Mode::kChunked;
+      Message body;
+      framing_.encode_content(ctx, std::move(request.content), &request.trailers, true, body);
+      ctx.write(Message(std::move(head)));
+      ctx.write(std::move(body), std::move(promise));
+      return;
+    }
+    ctx.write(head_and_body(std::move(head), std::move(request.content)), std::move(promise));
+    return;
+  }
+  if (msg.is<HttpRequest>()) {
+    auto request = msg.take<HttpRequest>();
+    framing_.mode = is_chunked(request.headers) ? HttpBodyFraming::Mode::kChunked
+                                                : HttpBodyFraming::Mode::kRaw;
+    ctx.write(Message(write_head(request.method, request.target, request.version, request.headers)),
+              std::move(promise));
+    return;
+  }
+  if (msg.is<HttpContent>()) {
+    Message out;
+    framing_.encode_content(ctx, std::move(msg.get<HttpContent>().content), nullptr, false, out);
+    ctx.write(std::move(out), std::move(promise));
+    return;
+  }
+  if (msg.is<LastHttpContent>()) {
+    auto& last = msg.get<LastHttpContent>();
+    Message out;
+    framing_.encode_content(ctx, std::move(last.content), &last.trailers, true, out);
+    ctx.write(std::move(out), std::move(promise));
+    return;
+  }
+  ctx.write(std::move(msg), std::move(promise));
+}
+
+}  // namespace trellis::http

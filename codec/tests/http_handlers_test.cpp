@@ -1,0 +1,250 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <trellis/codec/http/http_object_aggregator.hpp>
+#include <trellis/codec/http/http_response_encoder.hpp>
+#include <trellis/codec/http/http_server_expect_continue_handler.hpp>
+#include <trellis/codec/http/http_server_keep_alive_handler.hpp>
+#include <trellis/pipeline/composite_byte_buf.hpp>
+#include <trellis/testing.hpp>
+
+using namespace trellis;
+using namespace trellis::http;
+using namespace std::chrono_literals;
+
+namespace {
+// Every outbound message as bytes, concatenated (ByteBuf or CompositeByteBuf).
+std::string drain_outbound(EmbeddedChannel& ch) {
+  std::string out;
+  while (auto m = ch.read_outbound<Message>()) {
+    if (m->is<ByteBuf>()) {
+      out += m->get<ByteBuf>().to_string();
+    } else if (m->is<CompositeByteBuf>()) {
+      m->get<CompositeByteBuf>().for_each_readable([&](std::span<const std::byte> s) {
+        out.append(reinterpret_cast<const char*>(s.data()), s.size());
+      });
+    } else {
+      FAIL("unexpected outbound message " << m->type_name());
+    }
+  }
+  return out;
+}
+
+FullHttpResponse hello() {
+  FullHttpResponse r;
+  r.headers.add(header::kContentType, "text/plain");
+  r.content = ByteBuf::from("Hello, World!");
+  return r;
+}
+
+HttpRequest get(std::string target, HttpVersion v = kHttp11) {
+  HttpRequest r;
+  r.method = HttpMethod::kGet;
+  r.target = std::move(target);
+  r.version = v;
+  r.headers.add(header::kHost, "h");
+  return r;
+}
+}  // namespace
+
+TEST_CASE("a full response is encoded as head and body in one message, with a length") {
+  HttpResponseEncoder::Options options;
+  options.add_date_header = false;
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options)};
+  ch.write_outbound(hello());
+  auto m = ch.read_outbound<Message>();
+  REQUIRE(m);
+  REQUIRE(m->is<CompositeByteBuf>());  // one gathering write, the body not copied
+  std::string wire;
+  m->get<CompositeByteBuf>().for_each_readable([&](std::span<const std::byte> s) {
+    wire.append(reinterpret_cast<const char*>(s.data()), s.size());
+  });
+  CHECK(wire ==
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!");
+  CHECK_FALSE(ch.finish());
+}
+
+TEST_CASE("the encoder adds a Date header from the per-thread cache") {
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>()};
+  ch.write_outbound(hello());
+  auto wire = drain_outbound(ch);
+  CHECK(wire.find("\r\nDate: ") != std::string::npos);
+  CHECK(wire.find(" GMT\r\n") != std::string::npos);
+}
+
+TEST_CASE("streamed responses are chunked when the head says so") {
+  HttpResponseEncoder::Options options;
+  options.add_date_header = false;
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options)};
+  HttpResponse head;
+  head.headers.add(header::kTransferEncoding, "chunked");
+  ch.write_outbound(std::move(head), HttpContent{ByteBuf::from("abc")},
+                    LastHttpContent{ByteBuf::from("defghijklmnopqrs"), {}});
+  CHECK(drain_outbound(ch) ==
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n10\r\ndefghijklmnopqrs\r\n0\r\n\r\n");
+}
+
+TEST_CASE("responses without a body never get one: 204, 304, 1xx and answers to HEAD") {
+  HttpResponseEncoder::Options options;
+  options.add_date_header = false;
+  auto encoder = std::make_shared<HttpResponseEncoder>(options);
+  EmbeddedChannel ch{encoder};
+  auto r = hello();
+  r.status.code = 204;
+  ch.write_outbound(std::move(r));
+  CHECK(drain_outbound(ch) == "HTTP/1.1 204 No Content\r\nContent-Type: text/plain\r\n\r\n");
+  encoder->on_request_method(HttpMethod::kHead);
+  auto h = hello();
+  h.headers.add(header::kContentLength, "13");
+  ch.write_outbound(std::move(h));
+  CHECK(drain_outbound(ch) ==
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\n");
+}
+
+TEST_CASE("header values with CR or LF are refused (no response splitting)") {
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>()};
+  auto r = hello();
+  r.headers.add("X-Evil", "a\r\nSet-Cookie: x");
+  auto done = ch.new_promise();
+  ch.write(Message(std::move(r)), done);
+  ch.flush();
+  CHECK(done.is_done());
+  CHECK_FALSE(done.is_success());
+  CHECK(drain_outbound(ch).empty());
+}
+
+TEST_CASE("the aggregator joins a head and its pieces without copying a single piece") {
+  EmbeddedChannel ch{std::make_shared<HttpObjectAggregator>(1024)};
+  auto req = get("/up");
+  req.method = HttpMethod::kPost;
+  ch.write_inbound(std::move(req), HttpContent{ByteBuf::from("abc")},
+                   LastHttpContent{ByteBuf::from("def"), {}});
+  auto full = ch.read_inbound<FullHttpRequest>();
+  REQUIRE(full);
+  CHECK(full->target == "/up");
+  CHECK(full->content.to_string() == "abcdef");
+  ch.write_inbound(get("/one"), LastHttpContent{ByteBuf::from("x"), {}});
+  auto one = ch.read_inbound<FullHttpRequest>();
+  REQUIRE(one);
+  CHECK(one->content.to_string() == "x");
+}
+
+TEST_CASE("an oversized request is answered with 413 and the connection closes") {
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(),
+                     std::make_shared<HttpObjectAggregator>(4)};
+  auto req = get("/big");
+  ch.write_inbound(std::move(req), HttpContent{ByteBuf::from("abc")},
+                   LastHttpContent{ByteBuf::from("def"), {}});
+  CHECK_FALSE(ch.read_inbound<Message>());
+  auto wire = drain_outbound(ch);
+  CHECK(wire.rfind("HTTP/1.1 413 Content Too Large\r\n", 0) == 0);
+  CHECK(wire.find("Connection: close") != std::string::npos);
+  ch.run_pending_tasks();
+  CHECK_FALSE(ch.is_active());
+}
+
+TEST_CASE("keep-alive: HTTP/1.1 persists, Connection: close and HTTP/1.0 close after the answer") {
+  HttpResponseEncoder::Options options;
+  options.add_date_header = false;
+  SUBCASE("HTTP/1.1 persists") {
+    EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options),
+                       std::make_shared<HttpServerKeepAliveHandler>()};
+    ch.write_inbound(get("/"));
+    ch.write_outbound(hello());
+    ch.run_pending_tasks();
+    CHECK(ch.is_active());
+    CHECK(drain_outbound(ch).find("Connection") == std::string::npos);
+  }
+  SUBCASE("Connection: close") {
+    EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options),
+                       std::make_shared<HttpServerKeepAliveHandler>()};
+    auto req = get("/");
+    req.headers.add(header::kConnection, "close");
+    ch.write_inbound(std::move(req));
+    ch.write_outbound(hello());
+    ch.run_pending_tasks();
+    CHECK(drain_outbound(ch).find("Connection: close\r\n") != std::string::npos);
+    CHECK_FALSE(ch.is_active());
+  }
+  SUBCASE("HTTP/1.0 without keep-alive closes; with it persists and says so") {
+    EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options),
+                       std::make_shared<HttpServerKeepAliveHandler>()};
+    auto ka = get("/", kHttp10);
+    ka.headers.add(header::kConnection, "keep-alive");
+    ch.write_inbound(std::move(ka));
+    ch.write_outbound(hello());
+    ch.run_pending_tasks();
+    CHECK(ch.is_active());
+    CHECK(drain_outbound(ch).find("Connection: keep-alive\r\n") != std::string::npos);
+    ch.write_inbound(get("/", kHttp10));
+    ch.write_outbound(hello());
+    ch.run_pending_tasks();
+    CHECK_FALSE(ch.is_active());
+  }
+}
+
+TEST_CASE("keep-alive follows each pipelined request in order") {
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(),
+                     std::make_shared<HttpServerKeepAliveHandler>()};
+  auto second = get("/2");
+  second.headers.add(header::kConnection, "close");
+  ch.write_inbound(get("/1"), std::move(second));
+  ch.write_outbound(hello());
+  ch.run_pending_tasks();
+  CHECK(ch.is_active());
+  CHECK(drain_outbound(ch).find("Connection: close") == std::string::npos);
+  ch.write_outbound(hello());
+  ch.run_pending_tasks();
+  CHECK_FALSE(ch.is_active());
+}
+
+TEST_CASE("an idle keep-alive connection closes after the timeout on the loop's clock") {
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(),
+                     std::make_shared<HttpServerKeepAliveHandler>(60s)};
+  ch.freeze_time();
+  ch.write_inbound(get("/"));
+  ch.write_outbound(hello());
+  ch.advance_by(59s);
+  CHECK(ch.is_active());
+  ch.write_inbound(get("/again"));  // a request cancels the idle timer...
+  ch.advance_by(30s);
+  CHECK(ch.is_active());
+  ch.write_outbound(hello());  // ...and the answer re-arms it
+  ch.advance_by(std::chrono::nanoseconds(60s) - std::chrono::nanoseconds(1));
+  CHECK(ch.is_active());
+  ch.advance_by(1ns);
+  CHECK_FALSE(ch.is_active());
+}
+
+TEST_CASE("Expect: 100-continue gets an interim 100 before the body is read") {
+  HttpResponseEncoder::Options options;
+  options.add_date_header = false;
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options),
+                     std::make_shared<HttpServerKeepAliveHandler>(),
+                     std::make_shared<HttpServerExpectContinueHandler>()};
+  auto req = get("/upload");
+  req.headers.add(header::kExpect, "100-continue");
+  ch.write_inbound(std::move(req));
+  CHECK(drain_outbound(ch) == "HTTP/1.1 100 Continue\r\n\r\n");
+  auto passed = ch.read_inbound<HttpRequest>();
+  REQUIRE(passed);
+  CHECK_FALSE(passed->headers.contains(HeaderId::kExpect));
+  ch.write_outbound(hello());  // the final answer: the connection stays open
+  ch.run_pending_tasks();
+  CHECK(ch.is_active());
+}
+
+TEST_CASE("an unknown expectation is refused with 417 and the request dropped") {
+  HttpResponseEncoder::Options options;
+  options.add_date_header = false;
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options),
+                     std::make_shared<HttpServerExpectContinueHandler>()};
+  auto req = get("/upload");
+  req.headers.add(header::kExpect, "teapot");
+  ch.write_inbound(std::move(req), LastHttpContent{ByteBuf::from("body"), {}});
+  CHECK_FALSE(ch.read_inbound<Message>());
+  CHECK(drain_outbound(ch).rfind("HTTP/1.1 417 Expectation Failed\r\n", 0) == 0);
+  ch.run_pending_tasks();
+  CHECK_FALSE(ch.is_active());
+}

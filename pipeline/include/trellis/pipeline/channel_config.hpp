@@ -1,0 +1,83 @@
+// ChannelConfig: the per-channel settings the pipeline and transports read: auto_read, the write
+// buffer water marks, the buffer allocator, reads per wake-up and the connect timeout.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+
+#include <trellis/pipeline/byte_buf_allocator.hpp>
+
+namespace trellis {
+
+class Channel;
+
+// Settings may be changed from any thread; the channel reads them on its event loop.
+class ChannelConfig {
+ public:
+  static constexpr std::size_t kDefaultWriteBufferHighWaterMark = 64 * 1024;
+  static constexpr std::size_t kDefaultWriteBufferLowWaterMark = 32 * 1024;
+  static constexpr int kDefaultMaxMessagesPerRead = 16;
+  static constexpr std::chrono::milliseconds kDefaultConnectTimeout{30'000};
+
+  explicit ChannelConfig(Channel& channel) noexcept : channel_(&channel) {}
+  ChannelConfig(const ChannelConfig&) = delete;
+  ChannelConfig& operator=(const ChannelConfig&) = delete;
+
+  // With auto_read on, the channel reads whenever it can; off, it reads once per read() call.
+  // Turning it on requests a read at once (as in Netty).
+  bool auto_read() const noexcept { return auto_read_.load(std::memory_order_relaxed); }
+  ChannelConfig& set_auto_read(bool on);
+
+  // The channel turns unwritable when more than the high mark is queued for writing and
+  // writable again once the queue drops below the low mark.
+  std::size_t write_buffer_high_water_mark() const noexcept {
+    return high_water_mark_.load(std::memory_order_relaxed);
+  }
+  std::size_t write_buffer_low_water_mark() const noexcept {
+    return low_water_mark_.load(std::memory_order_relaxed);
+  }
+  // Throws InvalidArgumentError when low > high.
+  ChannelConfig& set_write_buffer_water_mark(std::size_t low, std::size_t high);
+
+  ByteBufAllocator& allocator() const noexcept {
+    return *allocator_.load(std::memory_order_relaxed);
+  }
+  ChannelConfig& set_allocator(ByteBufAllocator& allocator) noexcept {
+    allocator_.store(&allocator, std::memory_order_relaxed);
+    return *this;
+  }
+
+  // Reads per wake-up before channel_read_complete (and the next wake-up).
+  int max_messages_per_read() const noexcept {
+    return max_messages_per_read_.load(std::memory_order_relaxed);
+  }
+  ChannelConfig& set_max_messages_per_read(int n);
+
+  std::chrono::milliseconds connect_timeout() const noexcept {
+    return std::chrono::milliseconds(connect_timeout_ms_.load(std::memory_order_relaxed));
+  }
+  ChannelConfig& set_connect_timeout(std::chrono::milliseconds timeout) noexcept {
+    connect_timeout_ms_.store(timeout.count(), std::memory_order_relaxed);
+    return *this;
+  }
+
+  // Close the channel when a write fails (Netty's AUTO_CLOSE).
+  bool auto_close() const noexcept { return auto_close_.load(std::memory_order_relaxed); }
+  ChannelConfig& set_auto_close(bool on) noexcept {
+    auto_close_.store(on, std::memory_order_relaxed);
+    return *this;
+  }
+
+ private:
+  Channel* channel_;
+  std::atomic<bool> auto_read_{true};
+  std::atomic<bool> auto_close_{true};
+  std::atomic<std::size_t> high_water_mark_{kDefaultWriteBufferHighWaterMark};
+  std::atomic<std::size_t> low_water_mark_{kDefaultWriteBufferLowWaterMark};
+  std::atomic<ByteBufAllocator*> allocator_{&ByteBufAllocator::default_allocator()};
+  std::atomic<int> max_messages_per_read_{kDefaultMaxMessagesPerRead};
+  std::atomic<std::int64_t> connect_timeout_ms_{kDefaultConnectTimeout.count()};
+};
+
+}  // namespace trellis

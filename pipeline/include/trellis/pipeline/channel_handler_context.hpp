@@ -1,0 +1,140 @@
+// ChannelHandlerContext: a handler's place in a pipeline. It passes inbound events to the next
+// inbound handler (fire_*) and outbound operations to the previous outbound handler (write,
+// flush, close, ...), and gives the handler its channel, pipeline, executor and allocator.
+#pragma once
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <trellis/pipeline/channel_handler.hpp>
+
+namespace trellis {
+
+class ByteBufAllocator;
+class Channel;
+class ChannelPipeline;
+class EventExecutor;
+
+// Inbound fire_* must be called on the channel's event loop (handler callbacks always are; from
+// another thread use the pipeline's fire_*, which posts). Outbound operations may be called from
+// any thread: off the loop they are posted to it.
+//
+// A context stays usable while its handler's callback runs even if the handler is removed from
+// the pipeline meanwhile: an event in flight continues to the handlers that followed it.
+class ChannelHandlerContext {
+ public:
+  ChannelHandlerContext(const ChannelHandlerContext&) = delete;
+  ChannelHandlerContext& operator=(const ChannelHandlerContext&) = delete;
+  ~ChannelHandlerContext();
+
+  const std::string& name() const noexcept { return name_; }
+  ChannelHandler& handler() const noexcept { return *handler_; }
+  const std::shared_ptr<ChannelHandler>& handler_ptr() const noexcept { return handler_; }
+  Channel& channel() const noexcept { return *channel_; }
+  ChannelPipeline& pipeline() const noexcept { return *pipeline_; }
+  EventExecutor& executor() const noexcept { return *executor_; }
+  // The channel's allocator (config().allocator()).
+  ByteBufAllocator& alloc() const noexcept;
+  // True once the handler was removed from its pipeline.
+  bool is_removed() const noexcept { return removed_; }
+
+  // Inbound: to the next inbound handler.
+  void fire_channel_registered();
+  void fire_channel_unregistered();
+  void fire_channel_active();
+  void fire_channel_inactive();
+  void fire_channel_read(Message&& msg) { next_inbound()->invoke_channel_read(std::move(msg)); }
+  void fire_channel_read_complete();
+  void fire_user_event_triggered(Message&& event);
+  void fire_channel_writability_changed();
+  void fire_exception_caught(std::exception_ptr error);
+
+  // Outbound: to the previous outbound handler. Without a promise nothing is allocated, and a
+  // failure is fired into the pipeline as exception_caught instead.
+  void bind(const SocketAddress& local, ChannelPromise promise = {});
+  void connect(const SocketAddress& remote, ChannelPromise promise = {}) {
+    connect(remote, std::nullopt, std::move(promise));
+  }
+  void connect(const SocketAddress& remote, const std::optional<SocketAddress>& local,
+               ChannelPromise promise = {});
+  void disconnect(ChannelPromise promise = {});
+  void close(ChannelPromise promise = {});
+  // Asks for more inbound data (meaningful with auto_read off).
+  void read();
+  void write(Message&& msg, ChannelPromise promise = {});
+  void flush();
+  void write_and_flush(Message&& msg, ChannelPromise promise = {});
+
+  // A promise whose listeners run on this channel's event loop.
+  ChannelPromise new_promise() const;
+
+ private:
+  friend class ChannelPipeline;
+  friend class ChannelHandler;
+
+  ChannelHandlerContext(ChannelPipeline& pipeline, Channel& channel, std::string name,
+                        std::shared_ptr<ChannelHandler> handler);
+
+  ChannelHandlerContext* next_inbound() const noexcept {
+    ChannelHandlerContext* c = next_;
+    while (c->inbound_ == nullptr) c = c->next_;
+    return c;
+  }
+  ChannelHandlerContext* prev_outbound() const noexcept {
+    ChannelHandlerContext* c = prev_;
+    while (c->outbound_ == nullptr) c = c->prev_;
+    return c;
+  }
+
+  void invoke_channel_read(Message&& msg) noexcept {
+    try {
+      inbound_->channel_read(*this, std::move(msg));
+    } catch (...) {
+      on_handler_exception(std::current_exception());
+    }
+  }
+  void invoke_channel_registered() noexcept;
+  void invoke_channel_unregistered() noexcept;
+  void invoke_channel_active() noexcept;
+  void invoke_channel_inactive() noexcept;
+  void invoke_channel_read_complete() noexcept;
+  void invoke_user_event_triggered(Message&& event) noexcept;
+  void invoke_channel_writability_changed() noexcept;
+  void invoke_exception_caught(std::exception_ptr error) noexcept;
+
+  void invoke_bind(const SocketAddress& local, ChannelPromise&& promise) noexcept;
+  void invoke_connect(const SocketAddress& remote, const std::optional<SocketAddress>& local,
+                      ChannelPromise&& promise) noexcept;
+  void invoke_disconnect(ChannelPromise&& promise) noexcept;
+  void invoke_close(ChannelPromise&& promise) noexcept;
+  void invoke_read() noexcept;
+  void invoke_write(Message&& msg, ChannelPromise&& promise) noexcept;
+  void invoke_flush() noexcept;
+
+  // A handler of this context threw: pass the exception to the next inbound handler.
+  void on_handler_exception(std::exception_ptr error) noexcept;
+  // An outbound operation threw: fail its promise, or fire the exception when it has none.
+  void on_outbound_exception(std::exception_ptr error, ChannelPromise& promise) noexcept;
+  // Runs fn(*this) on the event loop, keeping this context alive until then.
+  template <class Fn>
+  void run_on_loop(Fn&& fn);
+
+  ChannelHandlerContext* prev_ = nullptr;
+  ChannelHandlerContext* next_ = nullptr;
+  ChannelInboundHandler* inbound_ = nullptr;
+  ChannelOutboundHandler* outbound_ = nullptr;
+  ChannelPipeline* pipeline_;
+  Channel* channel_;
+  EventExecutor* executor_;
+  std::shared_ptr<ChannelHandler> handler_;
+  std::string name_;
+  bool removed_ = false;
+  // Operations posted from other threads that still refer to this context: a removed context
+  // is freed only once none is left.
+  std::atomic<std::uint32_t> pins_{0};
+};
+
+}  // namespace trellis

@@ -1,0 +1,114 @@
+// ChannelOutboundBuffer: a channel's queue of written messages waiting for the transport. Writes
+// wait until flush, the pending byte count is held against the configured water marks (firing
+// channel_writability_changed on crossing), promises complete in write order, and closing fails
+// everything left with ClosedChannelError. Transports drain it through current()/remove() or,
+// for a gathering write, to_iovecs() + remove_bytes().
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <span>
+
+#include <trellis/pipeline/channel_promise.hpp>
+#include <trellis/pipeline/message.hpp>
+#include <trellis/pipeline/ring_buffer.hpp>
+
+namespace trellis {
+
+class Channel;
+
+// Used on the channel's event loop only.
+class ChannelOutboundBuffer {
+ public:
+  // What a message that is neither a ByteBuf nor a CompositeByteBuf counts for (Netty's value).
+  static constexpr std::size_t kUnknownMessageSize = 8;
+
+  explicit ChannelOutboundBuffer(Channel& channel) noexcept : channel_(&channel) {}
+  ChannelOutboundBuffer(const ChannelOutboundBuffer&) = delete;
+  ChannelOutboundBuffer& operator=(const ChannelOutboundBuffer&) = delete;
+  // Fails whatever is still queued (normally close() did that already).
+  ~ChannelOutboundBuffer();
+
+  // The bytes a message counts for against the water marks.
+  static std::size_t message_size(const Message& msg) noexcept;
+
+  // Queues msg (not flushed yet); may make the channel unwritable.
+  void add_message(Message&& msg, std::size_t size, ChannelPromise&& promise);
+  void add_message(Message&& msg, ChannelPromise&& promise) {
+    const auto size = message_size(msg);
+    add_message(std::move(msg), size, std::move(promise));
+  }
+  // Marks every queued message as flushed: the transport may write them now.
+  void add_flush() noexcept { flushed_ = entries_.size(); }
+
+  // The first flushed message, or nullptr.
+  Message* current() noexcept { return flushed_ ? &entries_.front().msg : nullptr; }
+  // Drops the first flushed message and completes its promise (successfully, or with error).
+  // Returns false when nothing was flushed.
+  bool remove();
+  bool remove(std::exception_ptr error);
+  // After a (partial) gathering write of `written` bytes: consumes that many bytes from the
+  // flushed ByteBuf/CompositeByteBuf messages, removing (and completing) fully written ones.
+  void remove_bytes(std::size_t written);
+  // Fills out with the readable byte runs of the flushed messages, up to max_bytes (at least
+  // one run when any), stopping at the first message that is not bytes. Returns the number of
+  // iovecs; *bytes receives their total length.
+  std::size_t to_iovecs(std::span<struct iovec> out, std::size_t max_bytes,
+                        std::size_t* bytes = nullptr);
+  // Calls fn(Message&) for each flushed message in order while it returns true.
+  template <class Fn>
+  void for_each_flushed_message(Fn&& fn) {
+    for (std::size_t i = 0; i < flushed_; ++i) {
+      if (!fn(entries_[i].msg)) break;
+    }
+  }
+
+  // Flushed messages not yet removed.
+  std::size_t size() const noexcept { return flushed_; }
+  bool is_empty() const noexcept { return flushed_ == 0; }
+  // Messages written but not flushed yet.
+  std::size_t unflushed_size() const noexcept { return entries_.size() - flushed_; }
+  std::size_t total_pending_write_bytes() const noexcept { return pending_bytes_; }
+
+  bool is_writable() const noexcept { return unwritable_ == 0; }
+  // A writability flag the application (or a test simulating a slow peer) controls, combined
+  // with the water marks: the channel is writable only when both allow it.
+  void set_user_defined_writability(bool writable);
+  bool user_defined_writability() const noexcept { return (unwritable_ & kUserBit) == 0; }
+  // Bytes that can still be queued before the channel turns unwritable (0 when unwritable).
+  std::size_t bytes_before_unwritable() const noexcept;
+  // Bytes to drain before the channel turns writable again (0 when writable).
+  std::size_t bytes_before_writable() const noexcept;
+
+  // Fails the flushed messages (not the unflushed ones).
+  void fail_flushed(std::exception_ptr error, bool notify_writability);
+  // Fails every message, flushed or not, in order. Writability changes are not fired.
+  void close(std::exception_ptr error);
+
+ private:
+  static constexpr std::uint32_t kWaterMarkBit = 1;
+  static constexpr std::uint32_t kUserBit = 2;
+
+  struct Entry {
+    Message msg;
+    ChannelPromise promise;
+    std::size_t size;
+  };
+
+  void increment_pending(std::size_t size);
+  void decrement_pending(std::size_t size, bool notify);
+  void set_unwritable_bit(std::uint32_t bit, bool set, bool notify);
+  bool remove_entry(std::exception_ptr error, bool notify);
+
+  Channel* channel_;
+  RingBuffer<Entry> entries_;
+  std::size_t flushed_ = 0;  // entries_[0, flushed_) are flushed
+  std::size_t pending_bytes_ = 0;
+  std::uint32_t unwritable_ = 0;
+  bool failing_ = false;
+};
+
+}  // namespace trellis

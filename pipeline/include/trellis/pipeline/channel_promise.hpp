@@ -1,0 +1,51 @@
+// ChannelPromise: the optional promise of an outbound operation (write, flush, close, ...). An
+// empty ("void") ChannelPromise is one null pointer: passing no promise allocates nothing and
+// completing it does nothing.
+#pragma once
+
+#include <exception>
+#include <utility>
+
+#include <trellis/pipeline/promise.hpp>
+
+namespace trellis {
+
+class ChannelPromise {
+ public:
+  // The void promise: completions are dropped.
+  ChannelPromise() noexcept = default;
+  // Shares p's state: completing this completes p's future.
+  ChannelPromise(const Promise<void>& p) noexcept  // NOLINT(google-explicit-constructor)
+      : state_(p.future().state(), true) {}
+  // A fresh promise whose listeners run on executor.
+  static ChannelPromise make(EventExecutor* executor) {
+    ChannelPromise p;
+    p.state_ = detail::StateRef<detail::FutureState<void>>(new detail::FutureState<void>(executor));
+    return p;
+  }
+
+  bool is_void() const noexcept { return !state_; }
+  bool is_done() const noexcept { return state_ && state_->is_done(); }
+  bool is_success() const noexcept { return state_ && state_->is_success(); }
+  // The failure, or nullptr.
+  std::exception_ptr cause() const noexcept { return state_ ? state_->cause() : nullptr; }
+  // The future of a non-void promise; throws IllegalStateError for the void promise.
+  Future<void> future() const {
+    if (!state_) throw IllegalStateError("the void ChannelPromise has no future");
+    return Future<void>(state_);
+  }
+
+  bool try_success() noexcept { return state_ && state_->try_set_value(); }
+  bool try_failure(std::exception_ptr error) noexcept {
+    return state_ && state_->try_fail(std::move(error));
+  }
+  template <class E>
+  bool try_failure(E error) noexcept {
+    return state_ && state_->try_fail(std::make_exception_ptr(std::move(error)));
+  }
+
+ private:
+  detail::StateRef<detail::FutureState<void>> state_;
+};
+
+}  // namespace trellis

@@ -1,0 +1,208 @@
+// CompositeByteBuf: a sequence of ByteBufs read as one range without copying, for cumulation in
+// decoders and for gathering writes (writev).
+#pragma once
+
+#include <trellis/pipeline/byte_buf.hpp>
+#include <trellis/pipeline/byte_buf_allocator.hpp>
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <span>
+#include <string>
+#include <utility>
+
+namespace trellis {
+
+// The readable bytes of the added components, back to back, with one reader index. Indexes are
+// positions in that concatenation: writer_index() is the total length, and
+// discard_read_components() drops fully read components and shifts both indexes down.
+// Components are read-only here; the composite never writes into them.
+class CompositeByteBuf {
+ public:
+  // Up to this many components live inside the object; more move to the heap.
+  static constexpr std::size_t kInlineComponents = 8;
+
+  // `allocator` supplies the copies made by read_slice across components and by consolidate().
+  explicit CompositeByteBuf(
+      ByteBufAllocator& allocator = ByteBufAllocator::default_allocator()) noexcept
+      : allocator_(&allocator) {}
+  CompositeByteBuf(CompositeByteBuf&& other) noexcept;
+  CompositeByteBuf& operator=(CompositeByteBuf&& other) noexcept;
+  CompositeByteBuf(const CompositeByteBuf&) = delete;
+  CompositeByteBuf& operator=(const CompositeByteBuf&) = delete;
+  ~CompositeByteBuf() { clear(); }
+
+  // Appends the readable bytes of `buffer` (taking the handle). A buffer with nothing readable is
+  // dropped, so every component has at least one byte.
+  void add_component(ByteBuf buffer);
+  std::size_t num_components() const noexcept { return size_; }
+  // The i-th component; its readable bytes are the ones this composite presents.
+  const ByteBuf& component(std::size_t i) const noexcept { return at(i).buf; }
+
+  std::size_t reader_index() const noexcept { return reader_; }
+  std::size_t writer_index() const noexcept { return writer_; }
+  std::size_t readable_bytes() const noexcept { return writer_ - reader_; }
+  bool is_readable() const noexcept { return writer_ > reader_; }
+  void set_reader_index(std::size_t index);
+  void skip_bytes(std::size_t length) {
+    check_readable(length);
+    advance(length);
+  }
+  // Drops every component (and resets the indexes).
+  void clear() noexcept;
+  // Drops the components before the reader index; indexes shift down by their length.
+  void discard_read_components();
+
+  std::uint8_t get_u8(std::size_t index) const { return get<std::uint8_t, false>(index); }
+  std::int8_t get_i8(std::size_t index) const { return get<std::int8_t, false>(index); }
+  std::uint16_t get_u16(std::size_t index) const { return get<std::uint16_t, false>(index); }
+  std::int16_t get_i16(std::size_t index) const { return get<std::int16_t, false>(index); }
+  std::uint32_t get_u32(std::size_t index) const { return get<std::uint32_t, false>(index); }
+  std::int32_t get_i32(std::size_t index) const { return get<std::int32_t, false>(index); }
+  std::uint64_t get_u64(std::size_t index) const { return get<std::uint64_t, false>(index); }
+  std::int64_t get_i64(std::size_t index) const { return get<std::int64_t, false>(index); }
+  std::uint16_t get_u16_le(std::size_t index) const { return get<std::uint16_t, true>(index); }
+  std::int16_t get_i16_le(std::size_t index) const { return get<std::int16_t, true>(index); }
+  std::uint32_t get_u32_le(std::size_t index) const { return get<std::uint32_t, true>(index); }
+  std::int32_t get_i32_le(std::size_t index) const { return get<std::int32_t, true>(index); }
+  std::uint64_t get_u64_le(std::size_t index) const { return get<std::uint64_t, true>(index); }
+  std::int64_t get_i64_le(std::size_t index) const { return get<std::int64_t, true>(index); }
+
+  std::uint8_t read_u8() { return read<std::uint8_t, false>(); }
+  std::int8_t read_i8() { return read<std::int8_t, false>(); }
+  std::uint16_t read_u16() { return read<std::uint16_t, false>(); }
+  std::int16_t read_i16() { return read<std::int16_t, false>(); }
+  std::uint32_t read_u32() { return read<std::uint32_t, false>(); }
+  std::int32_t read_i32() { return read<std::int32_t, false>(); }
+  std::uint64_t read_u64() { return read<std::uint64_t, false>(); }
+  std::int64_t read_i64() { return read<std::int64_t, false>(); }
+  std::uint16_t read_u16_le() { return read<std::uint16_t, true>(); }
+  std::int16_t read_i16_le() { return read<std::int16_t, true>(); }
+  std::uint32_t read_u32_le() { return read<std::uint32_t, true>(); }
+  std::int32_t read_i32_le() { return read<std::int32_t, true>(); }
+  std::uint64_t read_u64_le() { return read<std::uint64_t, true>(); }
+  std::int64_t read_i64_le() { return read<std::int64_t, true>(); }
+
+  void get_bytes(std::size_t index, std::span<std::byte> out) const;
+  void read_bytes(std::span<std::byte> out);
+  std::string read_string(std::size_t length);
+  // The next `length` bytes as a ByteBuf: a slice sharing storage when they lie in one
+  // component, else a copy from the allocator. Advances the reader index.
+  ByteBuf read_slice(std::size_t length);
+
+  // Like ByteBuf::index_of over the composite's indexes (clamped to the writer index).
+  std::int64_t index_of(std::size_t from, std::size_t to, std::uint8_t value) const;
+
+  // Calls fn(std::span<const std::byte>) for each contiguous run of readable bytes, in order.
+  template <class Fn>
+  void for_each_readable(Fn&& fn) const {
+    for (std::size_t i = current_; i < size_; ++i) {
+      std::span<const std::byte> bytes = at(i).buf.readable_span();
+      if (i == current_) bytes = bytes.subspan(reader_ - at(i).start);
+      if (!bytes.empty()) fn(bytes);
+    }
+  }
+  // Fills `out` with the readable runs for writev; returns how many entries were filled (fewer
+  // than the runs if `out` is too small: write those, skip_bytes, and ask again).
+  std::size_t to_iovecs(std::span<struct iovec> out) const;
+  // Makes the readable bytes one component (copying only if they span several) and returns a
+  // handle sharing it. Read components are dropped: the reader index becomes 0.
+  ByteBuf consolidate();
+  // The readable bytes as a string (indexes do not move).
+  std::string to_string() const;
+
+ private:
+  struct Component {
+    ByteBuf buf;
+    std::size_t start;  // index of its first readable byte in the composite
+    std::size_t end() const noexcept { return start + buf.readable_bytes(); }
+  };
+
+  Component* components() noexcept {
+    return heap_ ? heap_ : std::launder(reinterpret_cast<Component*>(inline_));
+  }
+  const Component* components() const noexcept {
+    return heap_ ? heap_ : std::launder(reinterpret_cast<const Component*>(inline_));
+  }
+  Component& at(std::size_t i) noexcept { return components()[i]; }
+  const Component& at(std::size_t i) const noexcept { return components()[i]; }
+  void take(CompositeByteBuf& other) noexcept;
+  void reserve_one_more();
+  void erase_front(std::size_t n) noexcept;
+  // The component holding byte `index` (index < writer_).
+  std::size_t component_at(std::size_t index) const noexcept;
+  void advance(std::size_t length) noexcept {
+    reader_ += length;
+    if (reader_ >= cur_end_ && current_ < size_) {
+      while (current_ < size_ && at(current_).end() <= reader_) ++current_;
+      sync_current();
+    }
+  }
+  // Recomputes the cur_ fields after current_ or the components changed.
+  void sync_current() noexcept {
+    if (current_ < size_) {
+      const Component& c = at(current_);
+      cur_data_ = c.buf.readable_span().data();
+      cur_start_ = c.start;
+      cur_end_ = c.end();
+    } else {
+      cur_data_ = nullptr;
+      cur_start_ = cur_end_ = writer_;
+    }
+  }
+  void check_index(std::size_t index, std::size_t length) const {
+    if (index > writer_ || length > writer_ - index) {
+      detail::throw_index_out_of_bounds(index, length, writer_);
+    }
+  }
+  void check_readable(std::size_t length) const {
+    if (length > writer_ - reader_) detail::throw_read_out_of_bounds(reader_, length, writer_);
+  }
+  void copy_out(std::size_t index, std::span<std::byte> out) const;
+
+  template <class T, bool kLittle>
+  T get(std::size_t index) const {
+    check_index(index, sizeof(T));
+    const Component& c = at(component_at(index));
+    const std::size_t local = index - c.start;
+    if (c.buf.readable_bytes() - local >= sizeof(T)) {
+      return detail::load_int<T, kLittle>(c.buf.readable_span().data() + local);
+    }
+    std::byte tmp[sizeof(T)];
+    copy_out(index, tmp);
+    return detail::load_int<T, kLittle>(tmp);
+  }
+  template <class T, bool kLittle>
+  T read() {
+    if (cur_end_ - reader_ >= sizeof(T)) {
+      const T value = detail::load_int<T, kLittle>(cur_data_ + (reader_ - cur_start_));
+      advance(sizeof(T));
+      return value;
+    }
+    // Across a component boundary, or not readable at all.
+    check_readable(sizeof(T));
+    std::byte tmp[sizeof(T)];
+    copy_out(reader_, tmp);
+    advance(sizeof(T));
+    return detail::load_int<T, kLittle>(tmp);
+  }
+
+  ByteBufAllocator* allocator_;
+  std::size_t reader_ = 0;
+  std::size_t writer_ = 0;
+  std::size_t current_ = 0;  // the component holding reader_ (size_ when nothing is readable)
+  // The current component's first readable byte and its [start, end) in the composite, cached
+  // for the read fast path (end == start == writer_ when nothing is readable).
+  const std::byte* cur_data_ = nullptr;
+  std::size_t cur_start_ = 0;
+  std::size_t cur_end_ = 0;
+  std::size_t size_ = 0;
+  std::size_t heap_capacity_ = 0;
+  Component* heap_ = nullptr;  // nullptr while the components fit inline_
+  alignas(Component) std::byte inline_[kInlineComponents * sizeof(Component)];
+};
+
+}  // namespace trellis

@@ -1,0 +1,39 @@
+// MessageToMessageEncoder<T>: an outbound handler that turns each written message of type T
+// into zero or more messages (encode appends them to out); other messages pass through.
+#pragma once
+
+#include <vector>
+
+#include <trellis/pipeline/channel_handler_context.hpp>
+#include <trellis/pipeline/message_list_pool.hpp>
+
+namespace trellis {
+
+// The write's promise goes with the last encoded message (so it completes once all of them are
+// written, since writes complete in order). Encoding to nothing completes the promise at once.
+
+template <class T>
+class MessageToMessageEncoder : public ChannelOutboundHandler {
+ public:
+  void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
+    if (!accept_outbound_message(msg)) {
+      ctx.write(std::move(msg), std::move(promise));
+      return;
+    }
+    detail::PooledMessageList out;
+    encode(ctx, msg.take<T>(), out.list());
+    auto& list = out.list();
+    if (list.empty()) {
+      promise.try_success();
+      return;
+    }
+    for (std::size_t i = 0; i + 1 < list.size(); ++i) ctx.write(std::move(list[i]));
+    ctx.write(std::move(list.back()), std::move(promise));
+  }
+
+ protected:
+  virtual void encode(ChannelHandlerContext& ctx, T msg, std::vector<Message>& out) = 0;
+  virtual bool accept_outbound_message(const Message& msg) const { return msg.is<T>(); }
+};
+
+}  // namespace trellis

@@ -1,0 +1,241 @@
+// Event propagation between handler contexts (see channel_handler_context.hpp).
+#include <trellis/pipeline/channel_handler_context.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <trellis/pipeline/channel.hpp>
+
+#include "pipeline_internal.hpp"
+
+namespace trellis {
+
+ChannelHandlerContext::ChannelHandlerContext(ChannelPipeline& pipeline, Channel& channel,
+                                             std::string name,
+                                             std::shared_ptr<ChannelHandler> handler)
+    : pipeline_(&pipeline),
+      channel_(&channel),
+      executor_(&channel.event_loop()),
+      handler_(std::move(handler)),
+      name_(std::move(name)) {
+  inbound_ = handler_->as_inbound();
+  outbound_ = handler_->as_outbound();
+}
+
+ChannelHandlerContext::~ChannelHandlerContext() = default;
+
+ByteBufAllocator& ChannelHandlerContext::alloc() const noexcept {
+  return channel_->config().allocator();
+}
+
+ChannelPromise ChannelHandlerContext::new_promise() const {
+  return ChannelPromise::make(executor_);
+}
+
+// --- inbound -----------------------------------------------------------------------------------
+
+void ChannelHandlerContext::fire_channel_registered() {
+  next_inbound()->invoke_channel_registered();
+}
+void ChannelHandlerContext::fire_channel_unregistered() {
+  next_inbound()->invoke_channel_unregistered();
+}
+void ChannelHandlerContext::fire_channel_active() { next_inbound()->invoke_channel_active(); }
+void ChannelHandlerContext::fire_channel_inactive() { next_inbound()->invoke_channel_inactive(); }
+void ChannelHandlerContext::fire_channel_read_complete() {
+  next_inbound()->invoke_channel_read_complete();
+}
+void ChannelHandlerContext::fire_user_event_triggered(Message&& event) {
+  next_inbound()->invoke_user_event_triggered(std::move(event));
+}
+void ChannelHandlerContext::fire_channel_writability_changed() {
+  next_inbound()->invoke_channel_writability_changed();
+}
+void ChannelHandlerContext::fire_exception_caught(std::exception_ptr error) {
+  next_inbound()->invoke_exception_caught(std::move(error));
+}
+
+#define TRELLIS_GUARDED_INBOUND(call)               \
+  try {                                             \
+    call;                                           \
+  } catch (...) {                                   \
+    on_handler_exception(std::current_exception()); \
+  }
+
+void ChannelHandlerContext::invoke_channel_registered() noexcept {
+  TRELLIS_GUARDED_INBOUND(inbound_->channel_registered(*this))
+}
+void ChannelHandlerContext::invoke_channel_unregistered() noexcept {
+  TRELLIS_GUARDED_INBOUND(inbound_->channel_unregistered(*this))
+}
+void ChannelHandlerContext::invoke_channel_active() noexcept {
+  TRELLIS_GUARDED_INBOUND(inbound_->channel_active(*this))
+}
+void ChannelHandlerContext::invoke_channel_inactive() noexcept {
+  TRELLIS_GUARDED_INBOUND(inbound_->channel_inactive(*this))
+}
+void ChannelHandlerContext::invoke_channel_read_complete() noexcept {
+  TRELLIS_GUARDED_INBOUND(inbound_->channel_read_complete(*this))
+}
+void ChannelHandlerContext::invoke_user_event_triggered(Message&& event) noexcept {
+  TRELLIS_GUARDED_INBOUND(inbound_->user_event_triggered(*this, std::move(event)))
+}
+void ChannelHandlerContext::invoke_channel_writability_changed() noexcept {
+  TRELLIS_GUARDED_INBOUND(inbound_->channel_writability_changed(*this))
+}
+#undef TRELLIS_GUARDED_INBOUND
+
+void ChannelHandlerContext::invoke_exception_caught(std::exception_ptr error) noexcept {
+  try {
+    inbound_->exception_caught(*this, error);
+  } catch (...) {
+    // Passing it on again could loop; report both and stop here (as Netty does).
+    spdlog::warn("handler '{}' threw from exception_caught ({}) while handling: {}", name_,
+                 detail::describe_exception(std::current_exception()),
+                 detail::describe_exception(error));
+  }
+}
+
+void ChannelHandlerContext::on_handler_exception(std::exception_ptr error) noexcept {
+  fire_exception_caught(std::move(error));
+}
+
+// --- outbound ----------------------------------------------------------------------------------
+
+void ChannelHandlerContext::on_outbound_exception(std::exception_ptr error,
+                                                  ChannelPromise& promise) noexcept {
+  if (promise.is_void()) {
+    on_handler_exception(std::move(error));
+  } else {
+    promise.try_failure(std::move(error));
+  }
+}
+
+template <class Fn>
+void ChannelHandlerContext::run_on_loop(Fn&& fn) {
+  pins_.fetch_add(1, std::memory_order_relaxed);
+  try {
+    executor_->execute([this, f = std::forward<Fn>(fn)]() mutable {
+      f(*this);
+      pins_.fetch_sub(1, std::memory_order_release);
+    });
+  } catch (...) {
+    pins_.fetch_sub(1, std::memory_order_release);
+    throw;
+  }
+}
+
+#define TRELLIS_GUARDED_OUTBOUND(promise, call)            \
+  ChannelPromise keep = promise; /* null copy when void */ \
+  try {                                                    \
+    call;                                                  \
+  } catch (...) {                                          \
+    on_outbound_exception(std::current_exception(), keep); \
+  }
+
+void ChannelHandlerContext::invoke_bind(const SocketAddress& local,
+                                        ChannelPromise&& promise) noexcept {
+  TRELLIS_GUARDED_OUTBOUND(promise, outbound_->bind(*this, local, std::move(promise)))
+}
+void ChannelHandlerContext::invoke_connect(const SocketAddress& remote,
+                                           const std::optional<SocketAddress>& local,
+                                           ChannelPromise&& promise) noexcept {
+  TRELLIS_GUARDED_OUTBOUND(promise, outbound_->connect(*this, remote, local, std::move(promise)))
+}
+void ChannelHandlerContext::invoke_disconnect(ChannelPromise&& promise) noexcept {
+  TRELLIS_GUARDED_OUTBOUND(promise, outbound_->disconnect(*this, std::move(promise)))
+}
+void ChannelHandlerContext::invoke_close(ChannelPromise&& promise) noexcept {
+  TRELLIS_GUARDED_OUTBOUND(promise, outbound_->close(*this, std::move(promise)))
+}
+void ChannelHandlerContext::invoke_write(Message&& msg, ChannelPromise&& promise) noexcept {
+  TRELLIS_GUARDED_OUTBOUND(promise, outbound_->write(*this, std::move(msg), std::move(promise)))
+}
+#undef TRELLIS_GUARDED_OUTBOUND
+
+void ChannelHandlerContext::invoke_read() noexcept {
+  try {
+    outbound_->read(*this);
+  } catch (...) {
+    on_handler_exception(std::current_exception());
+  }
+}
+void ChannelHandlerContext::invoke_flush() noexcept {
+  try {
+    outbound_->flush(*this);
+  } catch (...) {
+    on_handler_exception(std::current_exception());
+  }
+}
+
+void ChannelHandlerContext::bind(const SocketAddress& local, ChannelPromise promise) {
+  if (executor_->in_event_loop()) {
+    prev_outbound()->invoke_bind(local, std::move(promise));
+  } else {
+    run_on_loop([local, p = std::move(promise)](ChannelHandlerContext& c) mutable {
+      c.bind(local, std::move(p));
+    });
+  }
+}
+
+void ChannelHandlerContext::connect(const SocketAddress& remote,
+                                    const std::optional<SocketAddress>& local,
+                                    ChannelPromise promise) {
+  if (executor_->in_event_loop()) {
+    prev_outbound()->invoke_connect(remote, local, std::move(promise));
+  } else {
+    run_on_loop([remote, local, p = std::move(promise)](ChannelHandlerContext& c) mutable {
+      c.connect(remote, local, std::move(p));
+    });
+  }
+}
+
+void ChannelHandlerContext::disconnect(ChannelPromise promise) {
+  if (executor_->in_event_loop()) {
+    prev_outbound()->invoke_disconnect(std::move(promise));
+  } else {
+    run_on_loop(
+        [p = std::move(promise)](ChannelHandlerContext& c) mutable { c.disconnect(std::move(p)); });
+  }
+}
+
+void ChannelHandlerContext::close(ChannelPromise promise) {
+  if (executor_->in_event_loop()) {
+    prev_outbound()->invoke_close(std::move(promise));
+  } else {
+    run_on_loop(
+        [p = std::move(promise)](ChannelHandlerContext& c) mutable { c.close(std::move(p)); });
+  }
+}
+
+void ChannelHandlerContext::read() {
+  if (executor_->in_event_loop()) {
+    prev_outbound()->invoke_read();
+  } else {
+    run_on_loop([](ChannelHandlerContext& c) { c.read(); });
+  }
+}
+
+void ChannelHandlerContext::write(Message&& msg, ChannelPromise promise) {
+  if (executor_->in_event_loop()) {
+    prev_outbound()->invoke_write(std::move(msg), std::move(promise));
+  } else {
+    run_on_loop([m = std::move(msg), p = std::move(promise)](ChannelHandlerContext& c) mutable {
+      c.write(std::move(m), std::move(p));
+    });
+  }
+}
+
+void ChannelHandlerContext::flush() {
+  if (executor_->in_event_loop()) {
+    prev_outbound()->invoke_flush();
+  } else {
+    run_on_loop([](ChannelHandlerContext& c) { c.flush(); });
+  }
+}
+
+void ChannelHandlerContext::write_and_flush(Message&& msg, ChannelPromise promise) {
+  write(std::move(msg), std::move(promise));
+  flush();
+}
+
+}  // namespace trellis

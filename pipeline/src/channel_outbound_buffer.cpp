@@ -1,0 +1,162 @@
+// The outbound queue of a channel (see channel_outbound_buffer.hpp).
+#include <trellis/pipeline/channel_outbound_buffer.hpp>
+
+#include <algorithm>
+
+#include <trellis/pipeline/channel.hpp>
+#include <trellis/pipeline/composite_byte_buf.hpp>
+
+namespace trellis {
+
+ChannelOutboundBuffer::~ChannelOutboundBuffer() {
+  if (!entries_.empty()) close(std::make_exception_ptr(ClosedChannelError()));
+}
+
+std::size_t ChannelOutboundBuffer::message_size(const Message& msg) noexcept {
+  if (const auto* buf = msg.try_get<ByteBuf>()) return buf->readable_bytes();
+  if (const auto* composite = msg.try_get<CompositeByteBuf>()) return composite->readable_bytes();
+  return kUnknownMessageSize;
+}
+
+void ChannelOutboundBuffer::add_message(Message&& msg, std::size_t size, ChannelPromise&& promise) {
+  entries_.emplace_back(Entry{std::move(msg), std::move(promise), size});
+  increment_pending(size);
+}
+
+void ChannelOutboundBuffer::increment_pending(std::size_t size) {
+  if (size == 0) return;
+  pending_bytes_ += size;
+  if (pending_bytes_ > channel_->config().write_buffer_high_water_mark()) {
+    set_unwritable_bit(kWaterMarkBit, true, true);
+  }
+}
+
+void ChannelOutboundBuffer::decrement_pending(std::size_t size, bool notify) {
+  if (size == 0) return;
+  pending_bytes_ -= std::min(size, pending_bytes_);
+  if (pending_bytes_ < channel_->config().write_buffer_low_water_mark()) {
+    set_unwritable_bit(kWaterMarkBit, false, notify);
+  }
+}
+
+void ChannelOutboundBuffer::set_unwritable_bit(std::uint32_t bit, bool set, bool notify) {
+  const std::uint32_t old = unwritable_;
+  unwritable_ = set ? (old | bit) : (old & ~bit);
+  if (notify && (old == 0) != (unwritable_ == 0)) {
+    channel_->pipeline().fire_channel_writability_changed();
+  }
+}
+
+void ChannelOutboundBuffer::set_user_defined_writability(bool writable) {
+  set_unwritable_bit(kUserBit, !writable, true);
+}
+
+std::size_t ChannelOutboundBuffer::bytes_before_unwritable() const noexcept {
+  const std::size_t high = channel_->config().write_buffer_high_water_mark();
+  return is_writable() && high > pending_bytes_ ? high - pending_bytes_ : 0;
+}
+
+std::size_t ChannelOutboundBuffer::bytes_before_writable() const noexcept {
+  const std::size_t low = channel_->config().write_buffer_low_water_mark();
+  return !is_writable() && pending_bytes_ > low ? pending_bytes_ - low : 0;
+}
+
+bool ChannelOutboundBuffer::remove_entry(std::exception_ptr error, bool notify) {
+  if (flushed_ == 0) return false;
+  Entry e = entries_.take_front();
+  --flushed_;
+  // The message goes first (its bytes return to the pool), then the promise tells the writer.
+  e.msg.reset();
+  if (error) {
+    e.promise.try_failure(std::move(error));
+  } else {
+    e.promise.try_success();
+  }
+  decrement_pending(e.size, notify);
+  return true;
+}
+
+bool ChannelOutboundBuffer::remove() { return remove_entry(nullptr, true); }
+
+bool ChannelOutboundBuffer::remove(std::exception_ptr error) {
+  if (!error) error = std::make_exception_ptr(IllegalStateError("write failed"));
+  return remove_entry(std::move(error), true);
+}
+
+void ChannelOutboundBuffer::remove_bytes(std::size_t written) {
+  while (Message* msg = current()) {
+    std::size_t readable;
+    ByteBuf* buf = msg->try_get<ByteBuf>();
+    CompositeByteBuf* composite = buf ? nullptr : msg->try_get<CompositeByteBuf>();
+    if (buf != nullptr) {
+      readable = buf->readable_bytes();
+    } else if (composite != nullptr) {
+      readable = composite->readable_bytes();
+    } else {
+      break;
+    }
+    if (readable <= written) {
+      written -= readable;
+      remove();
+    } else {
+      if (written != 0) {
+        if (buf != nullptr) {
+          buf->skip_bytes(written);
+        } else {
+          composite->skip_bytes(written);
+        }
+      }
+      break;
+    }
+  }
+}
+
+std::size_t ChannelOutboundBuffer::to_iovecs(std::span<struct iovec> out, std::size_t max_bytes,
+                                             std::size_t* bytes) {
+  std::size_t n = 0;
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < flushed_ && n < out.size(); ++i) {
+    Message& msg = entries_[i].msg;
+    if (const auto* buf = msg.try_get<ByteBuf>()) {
+      const auto span = buf->readable_span();
+      if (span.empty()) continue;
+      if (n > 0 && total + span.size() > max_bytes) break;
+      out[n].iov_base = const_cast<std::byte*>(span.data());
+      out[n].iov_len = span.size();
+      ++n;
+      total += span.size();
+    } else if (const auto* composite = msg.try_get<CompositeByteBuf>()) {
+      const std::size_t len = composite->readable_bytes();
+      if (len == 0) continue;
+      if (n > 0 && total + len > max_bytes) break;
+      const std::size_t filled = composite->to_iovecs(out.subspan(n));
+      for (std::size_t k = n; k < n + filled; ++k) total += out[k].iov_len;
+      n += filled;
+      if (n == out.size()) break;
+    } else {
+      break;
+    }
+  }
+  if (bytes != nullptr) *bytes = total;
+  return n;
+}
+
+void ChannelOutboundBuffer::fail_flushed(std::exception_ptr error, bool notify_writability) {
+  // A promise listener may close the channel while we fail: let the outer loop finish.
+  if (failing_) return;
+  failing_ = true;
+  while (remove_entry(error, notify_writability)) {
+  }
+  failing_ = false;
+}
+
+void ChannelOutboundBuffer::close(std::exception_ptr error) {
+  flushed_ = entries_.size();
+  if (failing_) return;  // the running fail_flushed drains everything now flushed
+  failing_ = true;
+  while (remove_entry(error, false)) {
+  }
+  failing_ = false;
+}
+
+}  // namespace trellis

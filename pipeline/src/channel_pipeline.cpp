@@ -1,0 +1,445 @@
+// The pipeline's list management, head and tail (see channel_pipeline.hpp).
+#include <trellis/pipeline/channel_pipeline.hpp>
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include <trellis/pipeline/channel.hpp>
+
+#include "pipeline_internal.hpp"
+
+namespace trellis {
+
+namespace detail {
+
+// The head: hands outbound operations to the transport (Channel::Unsafe) and asks for more data
+// after channel_active and channel_read_complete when auto_read is on.
+class PipelineHead final : public ChannelDuplexHandler {
+ public:
+  explicit PipelineHead(Channel& channel) noexcept : channel_(channel) {}
+
+  void bind(ChannelHandlerContext&, const SocketAddress& local, ChannelPromise p) override {
+    channel_.unsafe().bind(local, std::move(p));
+  }
+  void connect(ChannelHandlerContext&, const SocketAddress& remote,
+               const std::optional<SocketAddress>& local, ChannelPromise p) override {
+    channel_.unsafe().connect(remote, local, std::move(p));
+  }
+  void disconnect(ChannelHandlerContext&, ChannelPromise p) override {
+    channel_.unsafe().disconnect(std::move(p));
+  }
+  void close(ChannelHandlerContext&, ChannelPromise p) override {
+    channel_.unsafe().close(std::move(p));
+  }
+  void read(ChannelHandlerContext&) override { channel_.unsafe().begin_read(); }
+  void write(ChannelHandlerContext&, Message msg, ChannelPromise p) override {
+    channel_.unsafe().write(std::move(msg), std::move(p));
+  }
+  void flush(ChannelHandlerContext&) override { channel_.unsafe().flush(); }
+
+  void channel_active(ChannelHandlerContext& ctx) override {
+    ctx.fire_channel_active();
+    read_if_auto_read();
+  }
+  void channel_read_complete(ChannelHandlerContext& ctx) override {
+    ctx.fire_channel_read_complete();
+    read_if_auto_read();
+  }
+  void channel_unregistered(ChannelHandlerContext& ctx) override {
+    ctx.fire_channel_unregistered();
+    // A closed channel will not be registered again: let the handlers free what they hold.
+    if (!channel_.is_open()) ctx.pipeline().remove_all();
+  }
+
+ private:
+  void read_if_auto_read() {
+    if (channel_.config().auto_read()) channel_.read();
+  }
+  Channel& channel_;
+};
+
+// The tail: what arrives here was not consumed by any handler; the channel decides (log and
+// drop by default; EmbeddedChannel keeps it for the test).
+class PipelineTail final : public ChannelInboundHandler {
+ public:
+  explicit PipelineTail(Channel& channel) noexcept : channel_(channel) {}
+
+  void channel_registered(ChannelHandlerContext&) override {}
+  void channel_unregistered(ChannelHandlerContext&) override {}
+  void channel_active(ChannelHandlerContext&) override {}
+  void channel_inactive(ChannelHandlerContext&) override {}
+  void channel_writability_changed(ChannelHandlerContext&) override {}
+  void channel_read(ChannelHandlerContext&, Message msg) override {
+    channel_.on_unhandled_inbound_message(std::move(msg));
+  }
+  void channel_read_complete(ChannelHandlerContext&) override {
+    channel_.on_unhandled_read_complete();
+  }
+  void user_event_triggered(ChannelHandlerContext&, Message event) override {
+    channel_.on_unhandled_user_event(std::move(event));
+  }
+  void exception_caught(ChannelHandlerContext&, std::exception_ptr error) override {
+    channel_.on_unhandled_inbound_exception(std::move(error));
+  }
+
+ private:
+  Channel& channel_;
+};
+
+std::string describe_exception(const std::exception_ptr& error) {
+  if (!error) return "no exception";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+}  // namespace detail
+
+// Removed contexts wait here until no event can still be running through them: they are freed
+// by a task queued on the loop (which runs after the current callback has returned).
+struct ChannelPipeline::Graveyard {
+  std::vector<std::unique_ptr<ChannelHandlerContext>> contexts;
+  bool reap_queued = false;
+
+  void reap() noexcept {
+    reap_queued = false;
+    std::erase_if(contexts, [](const std::unique_ptr<ChannelHandlerContext>& c) {
+      return c->pins_.load(std::memory_order_acquire) == 0;
+    });
+  }
+};
+
+ChannelPipeline::ChannelPipeline(Channel& channel)
+    : channel_(&channel), graveyard_(std::make_shared<Graveyard>()) {
+  head_ = new ChannelHandlerContext(*this, channel, "head",
+                                    std::make_shared<detail::PipelineHead>(channel));
+  tail_ = new ChannelHandlerContext(*this, channel, "tail",
+                                    std::make_shared<detail::PipelineTail>(channel));
+  head_->next_ = tail_;
+  tail_->prev_ = head_;
+}
+
+ChannelPipeline::~ChannelPipeline() {
+  for (ChannelHandlerContext* c = head_; c != nullptr;) {
+    ChannelHandlerContext* next = c == tail_ ? nullptr : c->next_;
+    if (c != head_ && c != tail_ && !c->handler_->is_sharable()) c->handler_->added_ = false;
+    delete c;
+    c = next;
+  }
+  graveyard_->contexts.clear();
+}
+
+// --- modification ------------------------------------------------------------------------------
+
+void ChannelPipeline::check_modifiable() const {
+  if (channel_->is_registered() && !channel_->event_loop().in_event_loop()) {
+    throw IllegalStateError("a registered channel's pipeline is modified on its event loop only");
+  }
+}
+
+ChannelHandlerContext* ChannelPipeline::find(std::string_view name) const noexcept {
+  for (ChannelHandlerContext* c = head_->next_; c != tail_; c = c->next_) {
+    if (c->name_ == name) return c;
+  }
+  return nullptr;
+}
+
+ChannelHandlerContext* ChannelPipeline::find_or_throw(std::string_view name) const {
+  auto* c = find(name);
+  if (c == nullptr) {
+    throw ChannelPipelineError("no handler named '" + std::string(name) + "' in the pipeline");
+  }
+  return c;
+}
+
+std::string ChannelPipeline::check_name(std::string name) {
+  if (name.empty()) {
+    do {
+      name = "handler#" + std::to_string(generated_names_++);
+    } while (find(name) != nullptr);
+    return name;
+  }
+  if (name == "head" || name == "tail" || find(name) != nullptr) {
+    throw ChannelPipelineError("duplicate handler name: '" + name + "'");
+  }
+  return name;
+}
+
+ChannelHandlerContext* ChannelPipeline::new_context(std::string name,
+                                                    std::shared_ptr<ChannelHandler> handler) {
+  if (!handler) throw InvalidArgumentError("null handler '" + name + "'");
+  if (!handler->is_sharable()) {
+    bool expected = false;
+    if (!handler->added_.compare_exchange_strong(expected, true)) {
+      throw ChannelPipelineError("handler '" + name +
+                                 "' is not sharable and is already in a pipeline; override "
+                                 "is_sharable() or use a new instance per channel");
+    }
+  }
+  return new ChannelHandlerContext(*this, *channel_, std::move(name), std::move(handler));
+}
+
+void ChannelPipeline::link_after(ChannelHandlerContext* prev, ChannelHandlerContext* ctx) noexcept {
+  ctx->prev_ = prev;
+  ctx->next_ = prev->next_;
+  prev->next_->prev_ = ctx;
+  prev->next_ = ctx;
+  ++size_;
+}
+
+void ChannelPipeline::call_handler_added(ChannelHandlerContext* ctx) {
+  try {
+    ctx->handler_->handler_added(*ctx);
+  } catch (...) {
+    auto what = detail::describe_exception(std::current_exception());
+    remove_context(ctx);
+    fire_exception_caught(std::make_exception_ptr(ChannelPipelineError(
+        "handler_added of '" + ctx->name_ + "' threw (handler removed): " + what)));
+  }
+}
+
+void ChannelPipeline::call_handler_removed(ChannelHandlerContext* ctx) {
+  try {
+    ctx->handler_->handler_removed(*ctx);
+  } catch (...) {
+    fire_exception_caught(std::make_exception_ptr(
+        ChannelPipelineError("handler_removed of '" + ctx->name_ +
+                             "' threw: " + detail::describe_exception(std::current_exception()))));
+  }
+}
+
+void ChannelPipeline::bury(ChannelHandlerContext* ctx) {
+  graveyard_->contexts.emplace_back(ctx);
+  if (graveyard_->reap_queued) return;
+  graveyard_->reap_queued = true;
+  try {
+    channel_->event_loop().execute([g = graveyard_] { g->reap(); });
+  } catch (...) {
+    // The loop is gone: the contexts are freed with the pipeline.
+    graveyard_->reap_queued = false;
+  }
+}
+
+std::shared_ptr<ChannelHandler> ChannelPipeline::remove_context(ChannelHandlerContext* ctx) {
+  // The context keeps its own prev_/next_: an event in flight in it carries on past it.
+  ctx->prev_->next_ = ctx->next_;
+  ctx->next_->prev_ = ctx->prev_;
+  ctx->removed_ = true;
+  --size_;
+  call_handler_removed(ctx);
+  std::shared_ptr<ChannelHandler> handler = ctx->handler_;
+  if (!handler->is_sharable()) handler->added_ = false;
+  bury(ctx);
+  return handler;
+}
+
+ChannelPipeline& ChannelPipeline::add_first(std::string name,
+                                            std::shared_ptr<ChannelHandler> handler) {
+  check_modifiable();
+  auto* ctx = new_context(check_name(std::move(name)), std::move(handler));
+  link_after(head_, ctx);
+  call_handler_added(ctx);
+  return *this;
+}
+
+ChannelPipeline& ChannelPipeline::add_last(std::string name,
+                                           std::shared_ptr<ChannelHandler> handler) {
+  check_modifiable();
+  auto* ctx = new_context(check_name(std::move(name)), std::move(handler));
+  link_after(tail_->prev_, ctx);
+  call_handler_added(ctx);
+  return *this;
+}
+
+ChannelPipeline& ChannelPipeline::add_before(std::string_view base_name, std::string name,
+                                             std::shared_ptr<ChannelHandler> handler) {
+  check_modifiable();
+  auto* base = find_or_throw(base_name);
+  auto* ctx = new_context(check_name(std::move(name)), std::move(handler));
+  link_after(base->prev_, ctx);
+  call_handler_added(ctx);
+  return *this;
+}
+
+ChannelPipeline& ChannelPipeline::add_after(std::string_view base_name, std::string name,
+                                            std::shared_ptr<ChannelHandler> handler) {
+  check_modifiable();
+  auto* base = find_or_throw(base_name);
+  auto* ctx = new_context(check_name(std::move(name)), std::move(handler));
+  link_after(base, ctx);
+  call_handler_added(ctx);
+  return *this;
+}
+
+std::shared_ptr<ChannelHandler> ChannelPipeline::remove(std::string_view name) {
+  check_modifiable();
+  return remove_context(find_or_throw(name));
+}
+
+std::shared_ptr<ChannelHandler> ChannelPipeline::remove(const ChannelHandler& handler) {
+  check_modifiable();
+  auto* ctx = context(handler);
+  if (ctx == nullptr) throw ChannelPipelineError("handler is not in the pipeline");
+  return remove_context(ctx);
+}
+
+std::shared_ptr<ChannelHandler> ChannelPipeline::remove_first() {
+  check_modifiable();
+  if (head_->next_ == tail_) throw ChannelPipelineError("the pipeline is empty");
+  return remove_context(head_->next_);
+}
+
+std::shared_ptr<ChannelHandler> ChannelPipeline::remove_last() {
+  check_modifiable();
+  if (tail_->prev_ == head_) throw ChannelPipelineError("the pipeline is empty");
+  return remove_context(tail_->prev_);
+}
+
+std::shared_ptr<ChannelHandler> ChannelPipeline::replace(std::string_view old_name,
+                                                         std::string new_name,
+                                                         std::shared_ptr<ChannelHandler> handler) {
+  check_modifiable();
+  auto* old_ctx = find_or_throw(old_name);
+  if (new_name.empty() || new_name != old_ctx->name_) new_name = check_name(std::move(new_name));
+  auto* ctx = new_context(std::move(new_name), std::move(handler));
+  ctx->prev_ = old_ctx->prev_;
+  ctx->next_ = old_ctx->next_;
+  old_ctx->prev_->next_ = ctx;
+  old_ctx->next_->prev_ = ctx;
+  // An event in flight at the old handler goes on through the new one, in both directions.
+  old_ctx->prev_ = ctx;
+  old_ctx->next_ = ctx;
+  old_ctx->removed_ = true;
+  call_handler_added(ctx);
+  call_handler_removed(old_ctx);
+  std::shared_ptr<ChannelHandler> old = old_ctx->handler_;
+  if (!old->is_sharable()) old->added_ = false;
+  bury(old_ctx);
+  return old;
+}
+
+void ChannelPipeline::remove_all() {
+  check_modifiable();
+  while (tail_->prev_ != head_) remove_context(tail_->prev_);
+}
+
+// --- lookup ------------------------------------------------------------------------------------
+
+std::shared_ptr<ChannelHandler> ChannelPipeline::get(std::string_view name) const {
+  auto* c = find(name);
+  return c ? c->handler_ : nullptr;
+}
+
+ChannelHandlerContext* ChannelPipeline::context(std::string_view name) const noexcept {
+  return find(name);
+}
+
+ChannelHandlerContext* ChannelPipeline::context(const ChannelHandler& handler) const noexcept {
+  for (ChannelHandlerContext* c = head_->next_; c != tail_; c = c->next_) {
+    if (c->handler_.get() == &handler) return c;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<ChannelHandler> ChannelPipeline::first() const {
+  return head_->next_ == tail_ ? nullptr : head_->next_->handler_;
+}
+
+std::shared_ptr<ChannelHandler> ChannelPipeline::last() const {
+  return tail_->prev_ == head_ ? nullptr : tail_->prev_->handler_;
+}
+
+std::vector<std::string> ChannelPipeline::names() const {
+  std::vector<std::string> out;
+  out.reserve(size_);
+  for (ChannelHandlerContext* c = head_->next_; c != tail_; c = c->next_) out.push_back(c->name_);
+  return out;
+}
+
+// --- inbound events ----------------------------------------------------------------------------
+
+// Runs the statement on the loop: inline when already there, else queued.
+#define TRELLIS_ON_LOOP(capture, statement)                             \
+  if (channel_->event_loop().in_event_loop()) {                         \
+    statement;                                                          \
+  } else {                                                              \
+    channel_->event_loop().execute([capture]() mutable { statement; }); \
+  }                                                                     \
+  return *this;
+
+ChannelPipeline& ChannelPipeline::fire_channel_registered(){
+    TRELLIS_ON_LOOP(this, head_->invoke_channel_registered())} ChannelPipeline& ChannelPipeline::
+    fire_channel_unregistered(){
+        TRELLIS_ON_LOOP(this,
+                        head_->invoke_channel_unregistered())} ChannelPipeline& ChannelPipeline::
+        fire_channel_active(){
+            TRELLIS_ON_LOOP(this,
+                            head_->invoke_channel_active())} ChannelPipeline& ChannelPipeline::
+            fire_channel_inactive(){TRELLIS_ON_LOOP(
+                this, head_->invoke_channel_inactive())} ChannelPipeline& ChannelPipeline::
+                fire_channel_read_complete(){TRELLIS_ON_LOOP(
+                    this, head_->invoke_channel_read_complete())} ChannelPipeline& ChannelPipeline::
+                    fire_channel_writability_changed(){
+                        TRELLIS_ON_LOOP(this, head_->fire_channel_writability_changed())}
+#undef TRELLIS_ON_LOOP
+
+ChannelPipeline& ChannelPipeline::fire_exception_caught(std::exception_ptr error) {
+  if (channel_->event_loop().in_event_loop()) {
+    head_->fire_exception_caught(std::move(error));
+  } else {
+    channel_->event_loop().execute(
+        [this, e = std::move(error)]() mutable { head_->fire_exception_caught(std::move(e)); });
+  }
+  return *this;
+}
+
+ChannelPipeline& ChannelPipeline::fire_channel_read(Message&& msg) {
+  if (channel_->event_loop().in_event_loop()) [[likely]] {
+    head_->fire_channel_read(std::move(msg));
+  } else {
+    channel_->event_loop().execute(
+        [this, m = std::move(msg)]() mutable { head_->fire_channel_read(std::move(m)); });
+  }
+  return *this;
+}
+
+ChannelPipeline& ChannelPipeline::fire_user_event_triggered(Message&& event) {
+  if (channel_->event_loop().in_event_loop()) {
+    head_->fire_user_event_triggered(std::move(event));
+  } else {
+    channel_->event_loop().execute(
+        [this, e = std::move(event)]() mutable { head_->fire_user_event_triggered(std::move(e)); });
+  }
+  return *this;
+}
+
+// --- outbound operations -----------------------------------------------------------------------
+
+void ChannelPipeline::bind(const SocketAddress& local, ChannelPromise promise) {
+  tail_->bind(local, std::move(promise));
+}
+void ChannelPipeline::connect(const SocketAddress& remote, ChannelPromise promise) {
+  tail_->connect(remote, std::nullopt, std::move(promise));
+}
+void ChannelPipeline::connect(const SocketAddress& remote,
+                              const std::optional<SocketAddress>& local, ChannelPromise promise) {
+  tail_->connect(remote, local, std::move(promise));
+}
+void ChannelPipeline::disconnect(ChannelPromise promise) { tail_->disconnect(std::move(promise)); }
+void ChannelPipeline::close(ChannelPromise promise) { tail_->close(std::move(promise)); }
+void ChannelPipeline::read() { tail_->read(); }
+void ChannelPipeline::write(Message&& msg, ChannelPromise promise) {
+  tail_->write(std::move(msg), std::move(promise));
+}
+void ChannelPipeline::flush() { tail_->flush(); }
+void ChannelPipeline::write_and_flush(Message&& msg, ChannelPromise promise) {
+  tail_->write(std::move(msg), std::move(promise));
+  tail_->flush();
+}
+
+}  // namespace trellis

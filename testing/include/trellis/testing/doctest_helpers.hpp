@@ -1,0 +1,74 @@
+// doctest helpers for the common assertions of channel tests: read the next ByteBuf as a
+// string, expect no more messages, and check that a test left no buffer alive. Include it from
+// test files only (it includes doctest).
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <trellis/pipeline/byte_buf_allocator.hpp>
+#include <trellis/testing/embedded_channel.hpp>
+
+namespace trellis::testing {
+
+// The readable bytes of the next inbound (outbound) ByteBuf, or nullopt when the queue is
+// empty. A message of another type throws WrongTypeError.
+inline std::optional<std::string> read_inbound_string(EmbeddedChannel& ch) {
+  auto buf = ch.read_inbound<ByteBuf>();
+  return buf ? std::optional<std::string>(buf->to_string()) : std::nullopt;
+}
+inline std::optional<std::string> read_outbound_string(EmbeddedChannel& ch) {
+  auto buf = ch.read_outbound<ByteBuf>();
+  return buf ? std::optional<std::string>(buf->to_string()) : std::nullopt;
+}
+
+// Remembers an allocator's live buffer count; leaked() is how many more are alive now.
+class BufferLeakCheck {
+ public:
+  explicit BufferLeakCheck(ByteBufAllocator& allocator = ByteBufAllocator::default_allocator())
+      : allocator_(&allocator), start_(allocator.stats().live_buffers) {}
+  std::int64_t leaked() const {
+    return static_cast<std::int64_t>(allocator_->stats().live_buffers) -
+           static_cast<std::int64_t>(start_);
+  }
+
+ private:
+  ByteBufAllocator* allocator_;
+  std::uint64_t start_;
+};
+
+}  // namespace trellis::testing
+
+// CHECKs that the next inbound (outbound) message is a ByteBuf holding exactly `expected`.
+#define TRELLIS_CHECK_INBOUND_STRING(ch, expected)                   \
+  do {                                                               \
+    auto trellis_got_ = ::trellis::testing::read_inbound_string(ch); \
+    CHECK_MESSAGE(trellis_got_.has_value(), "no inbound message");   \
+    if (trellis_got_) CHECK(*trellis_got_ == std::string(expected)); \
+  } while (false)
+#define TRELLIS_CHECK_OUTBOUND_STRING(ch, expected)                   \
+  do {                                                                \
+    auto trellis_got_ = ::trellis::testing::read_outbound_string(ch); \
+    CHECK_MESSAGE(trellis_got_.has_value(), "no outbound message");   \
+    if (trellis_got_) CHECK(*trellis_got_ == std::string(expected));  \
+  } while (false)
+
+// CHECKs that no message is left in the inbound (outbound) queue.
+#define TRELLIS_CHECK_NO_MORE_INBOUND(ch)               \
+  CHECK_MESSAGE((ch).inbound_messages().empty(),        \
+                "unexpected inbound message: "          \
+                    << ((ch).inbound_messages().empty() \
+                            ? std::string()             \
+                            : std::string((ch).inbound_messages().front().type_name())))
+#define TRELLIS_CHECK_NO_MORE_OUTBOUND(ch)               \
+  CHECK_MESSAGE((ch).outbound_messages().empty(),        \
+                "unexpected outbound message: "          \
+                    << ((ch).outbound_messages().empty() \
+                            ? std::string()              \
+                            : std::string((ch).outbound_messages().front().type_name())))
+
+// CHECKs that a BufferLeakCheck sees no buffer left alive.
+#define TRELLIS_CHECK_NO_LEAKED_BUFFERS(leak_check) CHECK((leak_check).leaked() == 0)

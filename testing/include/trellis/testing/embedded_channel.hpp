@@ -1,0 +1,209 @@
+// EmbeddedChannel: a channel without a socket, for unit tests of handlers and codecs. Messages
+// written inbound go through the pipeline and are collected at its tail; messages written
+// outbound come out of the head into a queue. Time is the channel's own EmbeddedEventLoop,
+// which the test freezes and advances. Unlike Netty's, it honours auto_read and can play a slow
+// peer (an outbound byte budget, or set_writable(false)) to test back-pressure.
+#pragma once
+
+#include <chrono>
+#include <concepts>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <trellis/pipeline/channel.hpp>
+#include <trellis/pipeline/ring_buffer.hpp>
+#include <trellis/testing/embedded_event_loop.hpp>
+
+namespace trellis {
+
+namespace detail {
+// Constructed before the Channel base, so the channel can be built on this loop.
+struct EmbeddedLoopHolder {
+  EmbeddedEventLoop embedded_loop_;
+};
+}  // namespace detail
+
+// Anything that converts to a handler pointer (std::shared_ptr<MyHandler>, ...).
+template <class H>
+concept HandlerPtr = std::convertible_to<H, std::shared_ptr<ChannelHandler>>;
+
+class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel {
+ public:
+  using MessageQueue = RingBuffer<Message>;
+
+  struct Options {
+    // Register (and activate) at construction, as Netty does; off: call register_channel().
+    bool register_channel = true;
+    bool auto_read = true;
+  };
+
+  // A channel with the given handlers (added in order, then registered and active):
+  // `EmbeddedChannel ch{decoder, handler};`
+  template <HandlerPtr... Hs>
+  EmbeddedChannel(Hs&&... handlers)  // NOLINT(google-explicit-constructor)
+      : EmbeddedChannel(Options{}, std::forward<Hs>(handlers)...) {}
+
+  template <HandlerPtr... Hs>
+  explicit EmbeddedChannel(Options options, Hs&&... handlers)
+      : detail::EmbeddedLoopHolder{}, Channel(holder_loop(*this), nullptr, ChannelId::next()) {
+    config().set_auto_read(options.auto_read);
+    (pipeline().add_last(std::shared_ptr<ChannelHandler>(std::forward<Hs>(handlers))), ...);
+    if (options.register_channel) register_channel();
+  }
+
+  ~EmbeddedChannel() override;
+
+  // Registers the channel with its loop (fires channel_registered and channel_active).
+  void register_channel();
+
+  EmbeddedEventLoop& event_loop() noexcept { return embedded_loop_; }
+
+  // --- inbound ------------------------------------------------------------------------------
+  // Fires each message through the pipeline as channel_read (or, with auto_read off, queues it
+  // until read() is called), then channel_read_complete; runs pending tasks and rethrows the
+  // first exception that reached the tail. True when something can be read inbound.
+  template <class... Ms>
+  bool write_inbound(Ms&&... msgs) {
+    ensure_open();
+    (write_one_inbound(Message(std::forward<Ms>(msgs))), ...);
+    return flush_inbound();
+  }
+  // Fires channel_read_complete (delivering messages waiting for read() if one is pending).
+  bool flush_inbound();
+  // The next message that reached the tail, as T (T = Message: whatever it is). Empty when
+  // there is none; WrongTypeError naming both types (and the message stays queued) when it
+  // holds another type.
+  template <class T = Message>
+  std::optional<T> read_inbound() {
+    return poll<T>(inbound_messages_, "read_inbound");
+  }
+  MessageQueue& inbound_messages() noexcept { return inbound_messages_; }
+  // Inbound messages written while auto_read is off that wait for read().
+  MessageQueue& pending_inbound_messages() noexcept { return pending_inbound_; }
+  // User events that reached the tail.
+  MessageQueue& user_events() noexcept { return user_events_; }
+
+  // --- outbound -----------------------------------------------------------------------------
+  // Writes each message through the pipeline (from the tail), flushes, runs pending tasks and
+  // rethrows the first exception. True when something can be read outbound.
+  template <class... Ms>
+  bool write_outbound(Ms&&... msgs) {
+    ensure_open();
+    (write(Message(std::forward<Ms>(msgs))), ...);
+    return flush_outbound();
+  }
+  bool flush_outbound();
+  template <class T = Message>
+  std::optional<T> read_outbound() {
+    return poll<T>(outbound_messages_, "read_outbound");
+  }
+  MessageQueue& outbound_messages() noexcept { return outbound_messages_; }
+
+  // --- slow peer ----------------------------------------------------------------------------
+  // How many more bytes the "peer" accepts; nullopt (the default) is unlimited. Flushed
+  // messages beyond the budget stay in the outbound buffer (a ByteBuf is split at the budget,
+  // like a partial socket write), so the water marks and writability behave as on a socket.
+  void set_outbound_byte_budget(std::optional<std::size_t> budget);
+  // The peer read n more bytes: raises the budget and writes what now fits.
+  void add_outbound_byte_budget(std::size_t n);
+  std::optional<std::size_t> outbound_byte_budget() const noexcept { return budget_; }
+  // false: the peer stops reading. The channel turns unwritable (channel_writability_changed
+  // fires) and flushed writes stay queued; true writes them and restores writability.
+  void set_writable(bool writable);
+
+  // --- life cycle ---------------------------------------------------------------------------
+  // Closes the channel: fires channel_inactive then channel_unregistered, fails queued writes
+  // and cancels the loop's scheduled tasks.
+  void close();
+  void close(ChannelPromise promise);
+  // Closes, rethrows a pending exception, and returns whether messages are left in either
+  // queue (they stay readable).
+  bool finish();
+  // Closes and drops every message left; returns whether there were any.
+  bool finish_and_release_all();
+
+  // --- loop and time ------------------------------------------------------------------------
+  // Runs queued tasks and the scheduled tasks that are due; exceptions thrown by tasks are
+  // recorded (see check_exception).
+  void run_pending_tasks();
+  // Runs the due scheduled tasks; returns the next deadline in nanoseconds, or -1.
+  std::int64_t run_scheduled_pending_tasks();
+  void freeze_time() { embedded_loop_.freeze_time(); }
+  void unfreeze_time() { embedded_loop_.unfreeze_time(); }
+  void advance_by(std::chrono::nanoseconds d) { embedded_loop_.advance_by(d); }
+
+  // --- exceptions ---------------------------------------------------------------------------
+  // Rethrows the first exception recorded since the last check (an exception that reached the
+  // tail, or one thrown by a task).
+  void check_exception();
+  // Every exception recorded so far, in order (checked or not).
+  const std::vector<std::exception_ptr>& exceptions() const noexcept { return exceptions_; }
+
+  bool is_open() const override { return state_ != State::kClosed; }
+  bool is_active() const override { return state_ == State::kActive; }
+  std::optional<SocketAddress> local_address() const override { return local_; }
+  std::optional<SocketAddress> remote_address() const override { return remote_; }
+
+ protected:
+  void do_register() override;
+  void do_bind(const SocketAddress& local) override;
+  void do_connect(const SocketAddress& remote, const std::optional<SocketAddress>& local,
+                  ChannelPromise promise) override;
+  void do_close() override;
+  void do_deregister() override;
+  void do_begin_read() override;
+  void do_write(ChannelOutboundBuffer& out) override;
+
+  void on_unhandled_inbound_message(Message&& msg) override;
+  void on_unhandled_inbound_exception(std::exception_ptr error) override;
+  void on_unhandled_user_event(Message&& event) override;
+
+ private:
+  enum class State { kOpen, kActive, kClosed };
+
+  // The holder base is constructed before the Channel base; reaching the loop through the
+  // holder (not a member function of this object) is valid during that construction.
+  static EmbeddedEventLoop& holder_loop(detail::EmbeddedLoopHolder& holder) noexcept {
+    return holder.embedded_loop_;
+  }
+
+  void write_one_inbound(Message&& msg);
+  void ensure_open();
+  void record(std::exception_ptr error) { exceptions_.push_back(std::move(error)); }
+  [[noreturn]] static void throw_wrong_type(const char* what, std::string_view wanted,
+                                            std::string_view held);
+
+  template <class T>
+  std::optional<T> poll(MessageQueue& queue, const char* what) {
+    if (queue.empty()) return std::nullopt;
+    if constexpr (std::is_same_v<T, Message>) {
+      return queue.take_front();
+    } else {
+      if (!queue.front().is<T>()) {
+        throw_wrong_type(what, Message::name_of<T>(), queue.front().type_name());
+      }
+      return queue.take_front().template take<T>();
+    }
+  }
+
+  State state_ = State::kOpen;
+  MessageQueue inbound_messages_;
+  MessageQueue outbound_messages_;
+  MessageQueue pending_inbound_;
+  MessageQueue user_events_;
+  std::vector<std::exception_ptr> exceptions_;
+  std::size_t checked_ = 0;
+  std::optional<std::size_t> budget_;
+  bool peer_reading_ = true;
+  bool read_pending_ = false;
+  bool reading_ = false;
+  SocketAddress local_ = SocketAddress::embedded("embedded");
+  SocketAddress remote_ = SocketAddress::embedded("embedded");
+};
+
+}  // namespace trellis
