@@ -98,6 +98,11 @@ std::string_view HttpResponseStatus::reason_phrase() const noexcept {
   return reason.empty() ? http::reason_phrase(code) : std::string_view(reason);
 }
 
+const HttpHeaders& TrailerFields::empty_fields() noexcept {
+  static const HttpHeaders kEmpty;
+  return kEmpty;
+}
+
 bool is_keep_alive(HttpVersion version, const HttpHeaders& headers) noexcept {
   if (headers.contains_token(HeaderId::kConnection, "close")) return false;
   if (version == kHttp11) return true;

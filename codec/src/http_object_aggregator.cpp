@@ -50,9 +50,12 @@ void HttpObjectAggregator::channel_read(ChannelHandlerContext& ctx, Message msg)
     return;
   }
   if (request_) {
-    FullHttpRequest full{std::move(request_->method), std::move(request_->target),
-                         request_->version,          std::move(request_->headers),
-                         take_body(ctx),             std::move(tail.trailers)};
+    FullHttpRequest full{std::move(request_->method),
+                         std::move(request_->target),
+                         request_->version,
+                         std::move(request_->headers),
+                         take_body(ctx),
+                         std::move(tail.trailers)};
     request_.reset();
     ctx.fire_channel_read(Message(std::move(full)));
   } else {
@@ -98,7 +101,8 @@ void HttpObjectAggregator::oversized(ChannelHandlerContext& ctx) {
     response.headers.add(HeaderId::kContentLength, "0");
     auto done = ctx.new_promise();
     ctx.write_and_flush(Message(std::move(response)), done);
-    done.future().add_listener([&channel = ctx.channel()](const Future<void>&) { channel.close(); });
+    done.future().add_listener(
+        [&channel = ctx.channel()](const Future<void>&) { channel.close(); });
     return;
   }
   response_.reset();

@@ -186,7 +186,7 @@ HttpParser::Event HttpParser::parse(ByteBuf& in) {
           std::size_t length = scan_head(in, true);
           if (length == 0) return std::monostate{};
           auto block = as_chars(in.readable_span()).substr(0, length - 2);
-          parse_fields(block, last.trailers);
+          parse_fields(block, last.trailers.mutate());
           in.skip_bytes(length);
           consumed_ += static_cast<std::int64_t>(length);
         }

@@ -92,8 +92,8 @@ void HttpResponseEncoder::prepare_head(ChannelHandlerContext& ctx, HttpHeaders& 
                 HttpDateCache::for_this_thread().get(ctx.executor().current_time_nanos()));
   }
   if (full_body && options_.add_content_length && !status_has_no_body(status) &&
-      !headers.contains(HeaderId::kContentLength) && !headers.contains(HeaderId::kTransferEncoding) &&
-      !head_request) {
+      !headers.contains(HeaderId::kContentLength) &&
+      !headers.contains(HeaderId::kTransferEncoding) && !head_request) {
     char digits[24];
     auto r = std::to_chars(digits, digits + sizeof digits, full_body->readable_bytes());
     headers.add(HeaderId::kContentLength,
@@ -117,7 +117,7 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     if (is_chunked(response.headers)) {
       framing_.mode = HttpBodyFraming::Mode::kChunked;
       Message body;
-      framing_.encode_content(ctx, std::move(response.content), &response.trailers, true, body);
+      framing_.encode_content(ctx, std::move(response.content), &*response.trailers, true, body);
       ctx.write(Message(std::move(head)));
       ctx.write(std::move(body), std::move(promise));
       return;
@@ -152,7 +152,7 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
   if (msg.is<LastHttpContent>()) {
     auto& last = msg.get<LastHttpContent>();
     Message out;
-    framing_.encode_content(ctx, std::move(last.content), &last.trailers, true, out);
+    framing_.encode_content(ctx, std::move(last.content), &*last.trailers, true, out);
     ctx.write(std::move(out), std::move(promise));
     return;
   }
@@ -183,7 +183,7 @@ void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelP
     if (is_chunked(request.headers)) {
       framing_.mode = HttpBodyFraming::Mode::kChunked;
       Message body;
-      framing_.encode_content(ctx, std::move(request.content), &request.trailers, true, body);
+      framing_.encode_content(ctx, std::move(request.content), &*request.trailers, true, body);
       ctx.write(Message(std::move(head)));
       ctx.write(std::move(body), std::move(promise));
       return;
@@ -193,8 +193,8 @@ void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelP
   }
   if (msg.is<HttpRequest>()) {
     auto request = msg.take<HttpRequest>();
-    framing_.mode = is_chunked(request.headers) ? HttpBodyFraming::Mode::kChunked
-                                                : HttpBodyFraming::Mode::kRaw;
+    framing_.mode =
+        is_chunked(request.headers) ? HttpBodyFraming::Mode::kChunked : HttpBodyFraming::Mode::kRaw;
     ctx.write(Message(write_head(request.method, request.target, request.version, request.headers)),
               std::move(promise));
     return;
@@ -208,7 +208,7 @@ void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelP
   if (msg.is<LastHttpContent>()) {
     auto& last = msg.get<LastHttpContent>();
     Message out;
-    framing_.encode_content(ctx, std::move(last.content), &last.trailers, true, out);
+    framing_.encode_content(ctx, std::move(last.content), &*last.trailers, true, out);
     ctx.write(std::move(out), std::move(promise));
     return;
   }

@@ -82,7 +82,8 @@ TEST_CASE("streamed responses are chunked when the head says so") {
   ch.write_outbound(std::move(head), HttpContent{ByteBuf::from("abc")},
                     LastHttpContent{ByteBuf::from("defghijklmnopqrs"), {}});
   CHECK(drain_outbound(ch) ==
-        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n10\r\ndefghijklmnopqrs\r\n0\r\n\r\n");
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+        "chunked\r\n\r\n3\r\nabc\r\n10\r\ndefghijklmnopqrs\r\n0\r\n\r\n");
 }
 
 TEST_CASE("responses without a body never get one: 204, 304, 1xx and answers to HEAD") {

@@ -44,7 +44,7 @@ TEST_CASE("request heads and chunk framing round trip through the parser") {
   CHECK(std::get<HttpContent>(chunk).content.to_string() == "abcdefghijklmnopqrstuvwxyz");
   auto last = parser.parse(out);
   REQUIRE(std::holds_alternative<LastHttpContent>(last));
-  CHECK(std::get<LastHttpContent>(last).trailers.get("x-sum") == "1");
+  CHECK(std::get<LastHttpContent>(last).trailers->get("x-sum") == "1");
 }
 
 TEST_CASE("CR or LF in a field is detected as unsafe") {

@@ -27,7 +27,7 @@ void collect(HttpParser::Event&& e, Parsed& out) {
   } else if (auto* c = std::get_if<HttpContent>(&e)) {
     out.events.push_back("C:" + c->content.to_string());
   } else if (auto* l = std::get_if<LastHttpContent>(&e)) {
-    out.events.push_back("L:" + l->content.to_string() + "|" + std::to_string(l->trailers.size()));
+    out.events.push_back("L:" + l->content.to_string() + "|" + std::to_string(l->trailers->size()));
   }
 }
 

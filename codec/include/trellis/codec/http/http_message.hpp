@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -78,6 +79,35 @@ struct HttpResponse {
   HttpHeaders headers;
 };
 
+// The trailer fields of a chunked body: usually none, so they are allocated on first use and the
+// common LastHttpContent stays small enough to travel inline in a Message.
+class TrailerFields {
+ public:
+  TrailerFields() noexcept = default;
+  TrailerFields(TrailerFields&&) noexcept = default;
+  TrailerFields& operator=(TrailerFields&&) noexcept = default;
+  TrailerFields(const TrailerFields& o)
+      : fields_(o.fields_ ? std::make_unique<HttpHeaders>(*o.fields_) : nullptr) {}
+  TrailerFields& operator=(const TrailerFields& o) {
+    if (this != &o) fields_ = o.fields_ ? std::make_unique<HttpHeaders>(*o.fields_) : nullptr;
+    return *this;
+  }
+
+  // The fields for adding to (allocated on first use).
+  HttpHeaders& mutate() {
+    if (!fields_) fields_ = std::make_unique<HttpHeaders>();
+    return *fields_;
+  }
+  // The fields (an empty set when there are none).
+  const HttpHeaders& operator*() const noexcept { return fields_ ? *fields_ : empty_fields(); }
+  const HttpHeaders* operator->() const noexcept { return &**this; }
+  bool empty() const noexcept { return !fields_ || fields_->empty(); }
+
+ private:
+  static const HttpHeaders& empty_fields() noexcept;
+  std::unique_ptr<HttpHeaders> fields_;
+};
+
 // A piece of a message body.
 struct HttpContent {
   ByteBuf content;
@@ -86,7 +116,7 @@ struct HttpContent {
 // The end of a message body, with the trailer fields of a chunked body.
 struct LastHttpContent {
   ByteBuf content;
-  HttpHeaders trailers;
+  TrailerFields trailers;
 };
 
 // A whole request: head and body in one message (see HttpObjectAggregator).
@@ -96,7 +126,7 @@ struct FullHttpRequest {
   HttpVersion version = kHttp11;
   HttpHeaders headers;
   ByteBuf content;
-  HttpHeaders trailers;
+  TrailerFields trailers;
 };
 
 // A whole response: head and body in one message.
@@ -105,7 +135,7 @@ struct FullHttpResponse {
   HttpResponseStatus status;
   HttpHeaders headers;
   ByteBuf content;
-  HttpHeaders trailers;
+  TrailerFields trailers;
 };
 
 // Keep-alive per RFC 9112 §9.3: HTTP/1.1 persists unless "Connection: close"; HTTP/1.0 persists

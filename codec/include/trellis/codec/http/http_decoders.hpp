@@ -1,0 +1,57 @@
+// HttpRequestDecoder and HttpResponseDecoder: ByteToMessageDecoders over the strict HttpParser.
+// They emit a head, HttpContent pieces (zero-copy slices of the input) and a LastHttpContent
+// per message, in order, for every message of a read (pipelining). On bad input the request
+// decoder answers with the status the parser chose (400, 413, 414, 431, 501, 505) and
+// "Connection: close", then closes the connection; the response decoder fires the error.
+#pragma once
+
+#include <deque>
+
+#include <trellis/codec/byte_to_message_decoder.hpp>
+#include <trellis/codec/http/http_parser.hpp>
+
+namespace trellis::http {
+
+class HttpResponseEncoder;
+
+class HttpRequestDecoder : public codec::ByteToMessageDecoder {
+ public:
+  explicit HttpRequestDecoder(HttpParserLimits limits = {})
+      : parser_(HttpParser::Kind::kRequest, limits) {}
+
+  // Set by HttpServerCodec: the encoder learns each request's method (for HEAD).
+  void pair_with(HttpResponseEncoder* encoder) noexcept { encoder_ = encoder; }
+
+ protected:
+  void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
+  void decode_last(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
+
+ private:
+  void reject(ChannelHandlerContext& ctx, const HttpParseError& error);
+
+  HttpParser parser_;
+  HttpResponseEncoder* encoder_ = nullptr;
+  bool failed_ = false;
+};
+
+class HttpResponseDecoder : public codec::ByteToMessageDecoder {
+ public:
+  explicit HttpResponseDecoder(HttpParserLimits limits = {})
+      : parser_(HttpParser::Kind::kResponse, limits) {}
+
+  // Set by HttpClientCodec as requests are written: responses to HEAD (and 2xx to CONNECT)
+  // have no body whatever their headers say.
+  void on_request_method(HttpMethod::Id method) { methods_.push_back(method); }
+
+ protected:
+  void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
+  void decode_last(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
+
+ private:
+  void emit(HttpParser::Event&& event, Out& out);
+
+  HttpParser parser_;
+  std::deque<HttpMethod::Id> methods_;
+};
+
+}  // namespace trellis::http

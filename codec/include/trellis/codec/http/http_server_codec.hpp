@@ -1,0 +1,68 @@
+// HttpServerCodec: HttpRequestDecoder and HttpResponseEncoder in one handler (Netty's
+// HttpServerCodec), sharing what the encoder must know of the requests (HEAD has no body).
+// HttpClientCodec: HttpRequestEncoder and HttpResponseDecoder, sharing the request methods.
+#pragma once
+
+#include <trellis/codec/http/http_decoders.hpp>
+#include <trellis/codec/http/http_response_encoder.hpp>
+
+namespace trellis::http {
+
+class HttpServerCodec : public ChannelDuplexHandler {
+ public:
+  explicit HttpServerCodec(HttpParserLimits limits = {},
+                           HttpResponseEncoder::Options encoder_options = {})
+      : decoder_(limits), encoder_(encoder_options) {
+    decoder_.pair_with(&encoder_);
+  }
+
+  void channel_read(ChannelHandlerContext& ctx, Message msg) override {
+    decoder_.channel_read(ctx, std::move(msg));
+  }
+  void channel_read_complete(ChannelHandlerContext& ctx) override {
+    decoder_.channel_read_complete(ctx);
+  }
+  void channel_inactive(ChannelHandlerContext& ctx) override { decoder_.channel_inactive(ctx); }
+  void user_event_triggered(ChannelHandlerContext& ctx, Message event) override {
+    decoder_.user_event_triggered(ctx, std::move(event));
+  }
+  void handler_removed(ChannelHandlerContext& ctx) override { decoder_.handler_removed(ctx); }
+  void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
+    encoder_.write(ctx, std::move(msg), std::move(promise));
+  }
+
+ private:
+  HttpRequestDecoder decoder_;
+  HttpResponseEncoder encoder_;
+};
+
+class HttpClientCodec : public ChannelDuplexHandler {
+ public:
+  explicit HttpClientCodec(HttpParserLimits limits = {}) : decoder_(limits) {}
+
+  void channel_read(ChannelHandlerContext& ctx, Message msg) override {
+    decoder_.channel_read(ctx, std::move(msg));
+  }
+  void channel_read_complete(ChannelHandlerContext& ctx) override {
+    decoder_.channel_read_complete(ctx);
+  }
+  void channel_inactive(ChannelHandlerContext& ctx) override { decoder_.channel_inactive(ctx); }
+  void user_event_triggered(ChannelHandlerContext& ctx, Message event) override {
+    decoder_.user_event_triggered(ctx, std::move(event));
+  }
+  void handler_removed(ChannelHandlerContext& ctx) override { decoder_.handler_removed(ctx); }
+  void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
+    if (auto* r = msg.try_get<HttpRequest>()) {
+      decoder_.on_request_method(r->method.id());
+    } else if (auto* f = msg.try_get<FullHttpRequest>()) {
+      decoder_.on_request_method(f->method.id());
+    }
+    encoder_.write(ctx, std::move(msg), std::move(promise));
+  }
+
+ private:
+  HttpResponseDecoder decoder_;
+  HttpRequestEncoder encoder_;
+};
+
+}  // namespace trellis::http

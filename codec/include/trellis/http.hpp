@@ -1,0 +1,14 @@
+// Umbrella header of the HTTP/1.1 codec (namespace trellis::http).
+#pragma once
+
+#include <trellis/codec/http/http_date.hpp>
+#include <trellis/codec/http/http_decoders.hpp>
+#include <trellis/codec/http/http_head_writer.hpp>
+#include <trellis/codec/http/http_headers.hpp>
+#include <trellis/codec/http/http_message.hpp>
+#include <trellis/codec/http/http_object_aggregator.hpp>
+#include <trellis/codec/http/http_parser.hpp>
+#include <trellis/codec/http/http_response_encoder.hpp>
+#include <trellis/codec/http/http_server_codec.hpp>
+#include <trellis/codec/http/http_server_expect_continue_handler.hpp>
+#include <trellis/codec/http/http_server_keep_alive_handler.hpp>

@@ -1,0 +1,154 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <trellis/http.hpp>
+#include <trellis/pipeline.hpp>
+#include <trellis/pipeline/composite_byte_buf.hpp>
+#include <trellis/testing.hpp>
+
+using namespace trellis;
+using namespace trellis::http;
+
+namespace {
+std::string drain_outbound(EmbeddedChannel& ch) {
+  std::string out;
+  while (auto m = ch.read_outbound<Message>()) {
+    if (m->is<ByteBuf>()) {
+      out += m->get<ByteBuf>().to_string();
+    } else if (m->is<CompositeByteBuf>()) {
+      m->get<CompositeByteBuf>().for_each_readable([&](std::span<const std::byte> s) {
+        out.append(reinterpret_cast<const char*>(s.data()), s.size());
+      });
+    }
+  }
+  return out;
+}
+
+// Answers every aggregated request with its target as the body.
+class EchoTarget : public SimpleChannelInboundHandler<FullHttpRequest> {
+ protected:
+  void channel_read0(ChannelHandlerContext& ctx, FullHttpRequest request) override {
+    FullHttpResponse response;
+    response.content = ByteBuf::from(request.target);
+    ctx.write(Message(std::move(response)));
+  }
+  void channel_read_complete(ChannelHandlerContext& ctx) override { ctx.flush(); }
+};
+
+HttpResponseEncoder::Options no_date() {
+  HttpResponseEncoder::Options o;
+  o.add_date_header = false;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("pipelined requests in one read are answered in order") {
+  EmbeddedChannel ch{std::make_shared<HttpServerCodec>(HttpParserLimits{}, no_date()),
+                     std::make_shared<HttpObjectAggregator>(1 << 20),
+                     std::make_shared<EchoTarget>()};
+  ch.write_inbound(
+      ByteBuf::from("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /bb HTTP/1.1\r\nHost: h\r\n\r\n"
+                    "POST /ccc HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nxyz"));
+  CHECK(drain_outbound(ch) ==
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n/a"
+        "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n/bb"
+        "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n/ccc");
+}
+
+TEST_CASE("a request split at every byte is decoded the same") {
+  const std::string wire =
+      "POST /up HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n";
+  for (std::size_t split = 1; split < wire.size(); ++split) {
+    EmbeddedChannel ch{std::make_shared<HttpServerCodec>(),
+                       std::make_shared<HttpObjectAggregator>(1 << 20)};
+    ch.write_inbound(ByteBuf::from(wire.substr(0, split)));
+    ch.write_inbound(ByteBuf::from(wire.substr(split)));
+    auto full = ch.read_inbound<FullHttpRequest>();
+    REQUIRE(full);
+    CHECK(full->target == "/up");
+    CHECK(full->content.to_string() == "abcd");
+  }
+}
+
+TEST_CASE("a bad request is answered with its status and Connection: close, then closed") {
+  struct Case {
+    std::string wire;
+    std::string status_line;
+  };
+  const Case cases[] = {
+      {"GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request\r\n"},
+      {"GET /" + std::string(5000, 'x') + " HTTP/1.1\r\n", "HTTP/1.1 414 URI Too Long\r\n"},
+      {"GET / HTTP/1.1\r\nHost: h\r\nX: " + std::string(9000, 'v') + "\r\n\r\n",
+       "HTTP/1.1 431 Request Header Fields Too Large\r\n"},
+      {"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n",
+       "HTTP/1.1 501 Not Implemented\r\n"},
+      {"GET / HTTP/2.0\r\nHost: h\r\n\r\n", "HTTP/1.1 505 HTTP Version Not Supported\r\n"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.status_line);
+    EmbeddedChannel ch{std::make_shared<HttpServerCodec>()};
+    ch.write_inbound(ByteBuf::from(c.wire));
+    auto wire = drain_outbound(ch);
+    CHECK(wire.rfind(c.status_line, 0) == 0);
+    CHECK(wire.find("Connection: close\r\n") != std::string::npos);
+    ch.run_pending_tasks();
+    CHECK_FALSE(ch.is_active());
+    CHECK_FALSE(ch.read_inbound<Message>());
+    CHECK(ch.exceptions().empty());  // answered, not propagated
+  }
+}
+
+TEST_CASE("a response to HEAD keeps its headers and drops its body") {
+  EmbeddedChannel ch{std::make_shared<HttpServerCodec>(HttpParserLimits{}, no_date()),
+                     std::make_shared<HttpObjectAggregator>(1 << 20),
+                     std::make_shared<EchoTarget>()};
+  ch.write_inbound(ByteBuf::from("HEAD /abc HTTP/1.1\r\nHost: h\r\n\r\n"));
+  CHECK(drain_outbound(ch) == "HTTP/1.1 200 OK\r\n\r\n");
+}
+
+TEST_CASE("the client codec frames responses to HEAD and reads bodies until close") {
+  EmbeddedChannel ch{std::make_shared<HttpClientCodec>(),
+                     std::make_shared<HttpObjectAggregator>(1 << 20)};
+  FullHttpRequest head;
+  head.method = HttpMethod::kHead;
+  head.target = "/x";
+  head.headers.add(header::kHost, "h");
+  ch.write_outbound(std::move(head));
+  CHECK(drain_outbound(ch) == "HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n");
+  ch.write_inbound(ByteBuf::from("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"));
+  auto r = ch.read_inbound<FullHttpResponse>();
+  REQUIRE(r);
+  CHECK(r->content.readable_bytes() == 0);
+
+  FullHttpRequest get;
+  get.target = "/y";
+  get.headers.add(header::kHost, "h");
+  ch.write_outbound(std::move(get));
+  drain_outbound(ch);
+  ch.write_inbound(ByteBuf::from("HTTP/1.0 200 OK\r\n\r\nall of it"));
+  CHECK_FALSE(ch.read_inbound<Message>());
+  ch.finish();
+  auto until_close = ch.read_inbound<FullHttpResponse>();
+  REQUIRE(until_close);
+  CHECK(until_close->content.to_string() == "all of it");
+}
+
+TEST_CASE("decoding a typical GET allocates only for the message objects") {
+  EmbeddedChannel ch{std::make_shared<HttpServerCodec>()};
+  const std::string get =
+      "GET /plaintext HTTP/1.1\r\nHost: localhost\r\nUser-Agent: bench\r\nAccept: */*\r\n\r\n";
+  ch.write_inbound(ByteBuf::from(get));
+  while (ch.read_inbound<Message>()) {
+  }
+  auto in = ByteBuf::from(get);
+  testing::AllocationScope allocations;
+  ch.write_inbound(std::move(in));
+  auto head = ch.read_inbound<HttpRequest>();
+  auto last = ch.read_inbound<LastHttpContent>();
+  // The request head in its Message box, its header arena and its field index: no allocation per
+  // header field.
+  CHECK(allocations.count() <= 3);
+  CHECK(head);
+  CHECK(last);
+}
