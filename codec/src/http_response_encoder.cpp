@@ -84,8 +84,7 @@ bool HttpResponseEncoder::answering_head() {
 }
 
 void HttpResponseEncoder::prepare_head(ChannelHandlerContext& ctx, HttpHeaders& headers,
-                                       std::uint16_t status, const ByteBuf* full_body,
-                                       bool head_request) {
+                                       std::uint16_t status, const ByteBuf* full_body) {
   check_safe(headers);
   if (options_.add_date_header && status >= 200 && !headers.contains(HeaderId::kDate)) {
     headers.add(HeaderId::kDate,
@@ -93,7 +92,8 @@ void HttpResponseEncoder::prepare_head(ChannelHandlerContext& ctx, HttpHeaders& 
   }
   if (full_body && options_.add_content_length && !status_has_no_body(status) &&
       !headers.contains(HeaderId::kContentLength) &&
-      !headers.contains(HeaderId::kTransferEncoding) && !head_request) {
+      !headers.contains(HeaderId::kTransferEncoding)) {
+    // For HEAD too: the length the body would have had (RFC 9110 §9.3.2); the body is dropped.
     char digits[24];
     auto r = std::to_chars(digits, digits + sizeof digits, full_body->readable_bytes());
     headers.add(HeaderId::kContentLength,
@@ -107,7 +107,7 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     const bool head_request = answering_head();
     const auto code = response.status.code;
     if (code >= 200 && !methods_.empty()) methods_.pop_front();
-    prepare_head(ctx, response.headers, code, &response.content, head_request);
+    prepare_head(ctx, response.headers, code, &response.content);
     ByteBuf head = ctx.alloc().buffer(head_size_hint(response.headers));
     write_response_head(head, response.version, response.status, response.headers);
     if (status_has_no_body(code) || head_request) {
@@ -130,7 +130,7 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     const bool head_request = answering_head();
     const auto code = response.status.code;
     if (code >= 200 && !methods_.empty()) methods_.pop_front();
-    prepare_head(ctx, response.headers, code, nullptr, head_request);
+    prepare_head(ctx, response.headers, code, nullptr);
     if (status_has_no_body(code) || head_request) {
       framing_.mode = HttpBodyFraming::Mode::kSkip;
     } else if (is_chunked(response.headers)) {

@@ -104,7 +104,7 @@ TEST_CASE("a response to HEAD keeps its headers and drops its body") {
                      std::make_shared<HttpObjectAggregator>(1 << 20),
                      std::make_shared<EchoTarget>()};
   ch.write_inbound(ByteBuf::from("HEAD /abc HTTP/1.1\r\nHost: h\r\n\r\n"));
-  CHECK(drain_outbound(ch) == "HTTP/1.1 200 OK\r\n\r\n");
+  CHECK(drain_outbound(ch) == "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n");
 }
 
 TEST_CASE("the client codec frames responses to HEAD and reads bodies until close") {

@@ -42,7 +42,7 @@ class HttpResponseEncoder : public ChannelOutboundHandler {
  private:
   bool answering_head();
   void prepare_head(ChannelHandlerContext& ctx, HttpHeaders& headers, std::uint16_t status,
-                    const ByteBuf* full_body, bool head_request);
+                    const ByteBuf* full_body);
 
   Options options_;
   HttpBodyFraming framing_;

@@ -1,0 +1,69 @@
+// The application handler of the HTTP echo example server: what it answers to each request.
+// Kept apart from main() so tests can drive it on an EmbeddedChannel.
+#pragma once
+
+#include <string>
+
+#include <trellis/http.hpp>
+#include <trellis/pipeline.hpp>
+
+namespace examples {
+
+using namespace trellis;
+using namespace trellis::http;
+
+// GET /plaintext -> "Hello, World!". A request with a body (Content-Length or chunked) -> the
+// body back, with its Content-Type. Anything else -> the request line and headers as received.
+// Sharable: it keeps no per-connection state.
+class HttpEchoHandler : public SimpleChannelInboundHandler<FullHttpRequest> {
+ public:
+  bool is_sharable() const noexcept override { return true; }
+
+ protected:
+  void channel_read0(ChannelHandlerContext& ctx, FullHttpRequest request) override {
+    FullHttpResponse response;
+    response.version = request.version;
+    const bool has_body = request.headers.contains(HeaderId::kContentLength) ||
+                          request.headers.contains(HeaderId::kTransferEncoding);
+    if ((request.method == HttpMethod::kGet || request.method == HttpMethod::kHead) &&
+        request.target == "/plaintext") {
+      response.headers.add(HeaderId::kContentType, "text/plain");
+      response.content = ByteBuf::from("Hello, World!");
+    } else if (has_body) {
+      if (auto type = request.headers.get(HeaderId::kContentType)) {
+        response.headers.add(HeaderId::kContentType, *type);
+      }
+      response.content = std::move(request.content);
+    } else {
+      std::string text;
+      text.append(request.method.name()).append(" ").append(request.target).append(" ");
+      text.append(request.version.text()).append("\n");
+      for (const auto field : request.headers) {
+        text.append(field.name).append(": ").append(field.value).append("\n");
+      }
+      response.headers.add(HeaderId::kContentType, "text/plain");
+      response.content = ByteBuf::from(text);
+    }
+    // Written now, flushed once per read: pipelined requests leave in one write.
+    ctx.write(Message(std::move(response)));
+  }
+
+  void channel_read_complete(ChannelHandlerContext& ctx) override {
+    ctx.flush();
+    ctx.fire_channel_read_complete();
+  }
+
+  void exception_caught(ChannelHandlerContext& ctx, std::exception_ptr) override { ctx.close(); }
+};
+
+// The whole server pipeline of one connection.
+inline void init_http_echo_pipeline(Channel& ch, std::size_t max_body = 1 << 20) {
+  static const auto echo = std::make_shared<HttpEchoHandler>();
+  ch.pipeline().add_last("codec", std::make_shared<HttpServerCodec>());
+  ch.pipeline().add_last("keep-alive", std::make_shared<HttpServerKeepAliveHandler>());
+  ch.pipeline().add_last("expect-continue", std::make_shared<HttpServerExpectContinueHandler>());
+  ch.pipeline().add_last("aggregator", std::make_shared<HttpObjectAggregator>(max_body));
+  ch.pipeline().add_last("echo", echo);
+}
+
+}  // namespace examples
