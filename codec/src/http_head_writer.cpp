@@ -14,23 +14,29 @@ void put_decimal(ByteBuf& out, std::uint64_t v) {
 }  // namespace
 
 void write_fields(ByteBuf& out, const HttpHeaders& headers) {
-  for (const auto field : headers) {
-    out.ensure_writable(field.name.size() + field.value.size() + 4);
-    out.write_string(field.name);
-    out.write_string(": ");
-    out.write_string(field.value);
-    out.write_string("\r\n");
-  }
+  for (const auto field : headers) write_field(out, field.name, field.value);
 }
 
-void write_response_head(ByteBuf& out, HttpVersion version, const HttpResponseStatus& status,
-                         const HttpHeaders& headers) {
+void write_status_line(ByteBuf& out, HttpVersion version, const HttpResponseStatus& status) {
   out.write_string(version.text());
   out.write_string(" ");
   put_decimal(out, status.code);
   out.write_string(" ");
   out.write_string(status.reason_phrase());
   out.write_string("\r\n");
+}
+
+void write_field(ByteBuf& out, std::string_view name, std::string_view value) {
+  out.ensure_writable(name.size() + value.size() + 4);
+  out.write_string(name);
+  out.write_string(": ");
+  out.write_string(value);
+  out.write_string("\r\n");
+}
+
+void write_response_head(ByteBuf& out, HttpVersion version, const HttpResponseStatus& status,
+                         const HttpHeaders& headers) {
+  write_status_line(out, version, status);
   write_fields(out, headers);
   out.write_string("\r\n");
 }

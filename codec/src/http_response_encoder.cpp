@@ -83,22 +83,29 @@ bool HttpResponseEncoder::answering_head() {
   return !methods_.empty() && methods_.front() == HttpMethod::kHead;
 }
 
-void HttpResponseEncoder::prepare_head(ChannelHandlerContext& ctx, HttpHeaders& headers,
-                                       std::uint16_t status, const ByteBuf* full_body) {
+ByteBuf HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, HttpVersion version,
+                                         const HttpResponseStatus& status,
+                                         const HttpHeaders& headers, const ByteBuf* full_body) {
   check_safe(headers);
-  if (options_.add_date_header && status >= 200 && !headers.contains(HeaderId::kDate)) {
-    headers.add(HeaderId::kDate,
+  ByteBuf head = ctx.alloc().buffer(head_size_hint(headers) + 64);
+  write_status_line(head, version, status);
+  write_fields(head, headers);
+  // The fields the encoder adds are written, not added to the message: no header storage grows.
+  if (options_.add_date_header && status.code >= 200 && !headers.contains(HeaderId::kDate)) {
+    write_field(head, header::kDate,
                 HttpDateCache::for_this_thread().get(ctx.executor().current_time_nanos()));
   }
-  if (full_body && options_.add_content_length && !status_has_no_body(status) &&
+  if (full_body && options_.add_content_length && !status_has_no_body(status.code) &&
       !headers.contains(HeaderId::kContentLength) &&
       !headers.contains(HeaderId::kTransferEncoding)) {
     // For HEAD too: the length the body would have had (RFC 9110 §9.3.2); the body is dropped.
     char digits[24];
     auto r = std::to_chars(digits, digits + sizeof digits, full_body->readable_bytes());
-    headers.add(HeaderId::kContentLength,
+    write_field(head, header::kContentLength,
                 std::string_view(digits, static_cast<std::size_t>(r.ptr - digits)));
   }
+  head.write_string("\r\n");
+  return head;
 }
 
 void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
@@ -107,9 +114,8 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     const bool head_request = answering_head();
     const auto code = response.status.code;
     if (code >= 200 && !methods_.empty()) methods_.pop_front();
-    prepare_head(ctx, response.headers, code, &response.content);
-    ByteBuf head = ctx.alloc().buffer(head_size_hint(response.headers));
-    write_response_head(head, response.version, response.status, response.headers);
+    ByteBuf head =
+        encode_head(ctx, response.version, response.status, response.headers, &response.content);
     if (status_has_no_body(code) || head_request) {
       ctx.write(Message(std::move(head)), std::move(promise));
       return;
@@ -130,7 +136,6 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     const bool head_request = answering_head();
     const auto code = response.status.code;
     if (code >= 200 && !methods_.empty()) methods_.pop_front();
-    prepare_head(ctx, response.headers, code, nullptr);
     if (status_has_no_body(code) || head_request) {
       framing_.mode = HttpBodyFraming::Mode::kSkip;
     } else if (is_chunked(response.headers)) {
@@ -138,8 +143,7 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     } else {
       framing_.mode = HttpBodyFraming::Mode::kRaw;
     }
-    ByteBuf head = ctx.alloc().buffer(head_size_hint(response.headers));
-    write_response_head(head, response.version, response.status, response.headers);
+    ByteBuf head = encode_head(ctx, response.version, response.status, response.headers, nullptr);
     ctx.write(Message(std::move(head)), std::move(promise));
     return;
   }

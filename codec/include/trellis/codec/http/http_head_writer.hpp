@@ -8,6 +8,10 @@
 
 namespace trellis::http {
 
+// "HTTP/1.1 200 OK\r\n".
+void write_status_line(ByteBuf& out, HttpVersion version, const HttpResponseStatus& status);
+// "Name: value\r\n".
+void write_field(ByteBuf& out, std::string_view name, std::string_view value);
 // "HTTP/1.1 200 OK\r\n" + fields + "\r\n".
 void write_response_head(ByteBuf& out, HttpVersion version, const HttpResponseStatus& status,
                          const HttpHeaders& headers);

@@ -41,8 +41,9 @@ class HttpResponseEncoder : public ChannelOutboundHandler {
 
  private:
   bool answering_head();
-  void prepare_head(ChannelHandlerContext& ctx, HttpHeaders& headers, std::uint16_t status,
-                    const ByteBuf* full_body);
+  ByteBuf encode_head(ChannelHandlerContext& ctx, HttpVersion version,
+                      const HttpResponseStatus& status, const HttpHeaders& headers,
+                      const ByteBuf* full_body);
 
   Options options_;
   HttpBodyFraming framing_;

@@ -1,0 +1,103 @@
+// HTTP/1.1 codec micro-benchmarks: parse a typical ~300-byte browser GET and a 10-header POST
+// (the bare parser, and the whole HttpServerCodec on an EmbeddedChannel), and encode a response.
+// allocs_per_op counts operator-new calls per request.
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include <trellis/http.hpp>
+#include <trellis/pipeline.hpp>
+#include <trellis/testing.hpp>
+
+using namespace trellis;
+using namespace trellis::http;
+
+namespace {
+const std::string kBrowserGet =
+    "GET /plaintext HTTP/1.1\r\n"
+    "Host: server.example.com:8080\r\n"
+    "User-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0\r\n"
+    "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\n"
+    "Accept-Language: en-US,en;q=0.5\r\n"
+    "Accept-Encoding: gzip, deflate\r\n"
+    "Connection: keep-alive\r\n"
+    "\r\n";
+
+const std::string kPost =
+    "POST /api/v1/items HTTP/1.1\r\n"
+    "Host: api.example.com\r\n"
+    "User-Agent: trellis-bench/1.0\r\n"
+    "Accept: application/json\r\n"
+    "Content-Type: application/json\r\n"
+    "Content-Length: 27\r\n"
+    "Authorization: Bearer abcdef0123456789\r\n"
+    "X-Request-Id: 5f2b8c1e-7d3a-4e0b-9c6f\r\n"
+    "X-Forwarded-For: 10.0.0.1\r\n"
+    "Cache-Control: no-cache\r\n"
+    "Cookie: session=abc123; theme=dark\r\n"
+    "\r\n"
+    "{\"name\":\"widget\",\"qty\":10}\n";
+
+struct Allocs {
+  std::uint64_t start = testing::total_allocations();
+  void report(benchmark::State& state) const {
+    state.counters["allocs_per_op"] = static_cast<double>(testing::total_allocations() - start) /
+                                      static_cast<double>(state.iterations());
+  }
+};
+
+void parse_with_parser(benchmark::State& state, const std::string& wire) {
+  HttpParser parser(HttpParser::Kind::kRequest);
+  auto source = ByteBuf::from(wire);
+  Allocs allocs;
+  for (auto _ : state) {
+    auto in = source.share();
+    for (;;) {
+      auto e = parser.parse(in);
+      if (std::holds_alternative<std::monostate>(e)) break;
+      benchmark::DoNotOptimize(e);
+    }
+  }
+  allocs.report(state);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * wire.size()));
+}
+
+void ParseBrowserGet(benchmark::State& state) { parse_with_parser(state, kBrowserGet); }
+BENCHMARK(ParseBrowserGet);
+void ParsePost10Headers(benchmark::State& state) { parse_with_parser(state, kPost); }
+BENCHMARK(ParsePost10Headers);
+
+// The whole inbound path of a server connection: ByteBuf in, HttpRequest + LastHttpContent out.
+void codec_decode(benchmark::State& state, const std::string& wire) {
+  EmbeddedChannel ch{std::make_shared<HttpServerCodec>()};
+  auto source = ByteBuf::from(wire);
+  Allocs allocs;
+  for (auto _ : state) {
+    ch.write_inbound(source.share());
+    while (auto m = ch.read_inbound<Message>()) benchmark::DoNotOptimize(*m);
+  }
+  allocs.report(state);
+}
+void CodecDecodeBrowserGet(benchmark::State& state) { codec_decode(state, kBrowserGet); }
+BENCHMARK(CodecDecodeBrowserGet);
+void CodecDecodePost10Headers(benchmark::State& state) { codec_decode(state, kPost); }
+BENCHMARK(CodecDecodePost10Headers);
+
+// Encode the hello response (head + body in one gathering message).
+void EncodeHelloResponse(benchmark::State& state) {
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>()};
+  Allocs allocs;
+  for (auto _ : state) {
+    FullHttpResponse r;
+    r.headers.add(HeaderId::kContentType, "text/plain");
+    r.content = ByteBuf::from("Hello, World!");
+    ch.write_outbound(std::move(r));
+    benchmark::DoNotOptimize(ch.read_outbound<Message>());
+  }
+  allocs.report(state);
+}
+BENCHMARK(EncodeHelloResponse);
+
+}  // namespace
+
+BENCHMARK_MAIN();
