@@ -30,13 +30,17 @@ bool is_chunked(const HttpHeaders& headers) {
   return headers.contains_token(HeaderId::kTransferEncoding, "chunked");
 }
 
-// Joins a head and a body into one outbound message without copying the body.
-Message head_and_body(ByteBuf head, ByteBuf body) {
-  if (!body.is_readable()) return Message(std::move(head));
-  CompositeByteBuf both;
-  both.add_component(std::move(head));
-  both.add_component(std::move(body));
-  return Message(std::move(both));
+// Writes a head and a body as two messages flushed together: the transport sends them with one
+// gathering write, the body is not copied, and both ByteBufs travel inline in their Messages (a
+// CompositeByteBuf would not fit and would cost an allocation per response).
+void write_head_and_body(ChannelHandlerContext& ctx, ByteBuf head, ByteBuf body,
+                         ChannelPromise promise) {
+  if (!body.is_readable()) {
+    ctx.write(Message(std::move(head)), std::move(promise));
+    return;
+  }
+  ctx.write(Message(std::move(head)));
+  ctx.write(Message(std::move(body)), std::move(promise));
 }
 }  // namespace
 
@@ -128,7 +132,7 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
       ctx.write(std::move(body), std::move(promise));
       return;
     }
-    ctx.write(head_and_body(std::move(head), std::move(response.content)), std::move(promise));
+    write_head_and_body(ctx, std::move(head), std::move(response.content), std::move(promise));
     return;
   }
   if (msg.is<HttpResponse>()) {
@@ -192,7 +196,7 @@ void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelP
       ctx.write(std::move(body), std::move(promise));
       return;
     }
-    ctx.write(head_and_body(std::move(head), std::move(request.content)), std::move(promise));
+    write_head_and_body(ctx, std::move(head), std::move(request.content), std::move(promise));
     return;
   }
   if (msg.is<HttpRequest>()) {

@@ -63,8 +63,8 @@ trellis::testing::DecoderFactory lines(bool as_frames = false) {
 }  // namespace
 
 TEST_CASE("verify_decoder accepts a decoder that is independent of how the input is split") {
-  TRELLIS_CHECK_DECODER(verify_decoder<std::string>(lines(), "ab\ncd\n\nxyz\n",
-                                                    {"ab", "cd", "", "xyz"}));
+  TRELLIS_CHECK_DECODER(
+      verify_decoder<std::string>(lines(), "ab\ncd\n\nxyz\n", {"ab", "cd", "", "xyz"}));
 }
 
 TEST_CASE("verify_decoder takes steps of input and the messages each produces") {
@@ -77,8 +77,8 @@ TEST_CASE("verify_frame_decoder compares ByteBuf frames with strings") {
 }
 
 TEST_CASE("verify_decoder names the mode in which a split-dependent decoder fails") {
-  auto failure = verify_decoder<std::string>(
-      [] { return std::make_shared<ChunkEcho>(); }, "abc", {"abc"});
+  auto failure =
+      verify_decoder<std::string>([] { return std::make_shared<ChunkEcho>(); }, "abc", {"abc"});
   REQUIRE(failure.has_value());
   CHECK(failure->find("byte by byte") != std::string::npos);
   CHECK(failure->find("\"a\"") != std::string::npos);

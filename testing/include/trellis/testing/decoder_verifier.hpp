@@ -43,7 +43,9 @@ struct DecoderVerifierOptions {
 namespace detail {
 
 template <class T>
-concept Streamable = requires(std::ostream& os, const T& v) { os << v; };
+concept Streamable = requires(std::ostream& os, const T& v) {
+  os << v;
+};
 
 // Default equality: ByteBufs by readable bytes, anything else with ==.
 struct DefaultMessageEq {
@@ -153,6 +155,7 @@ std::optional<std::string> verify_decoder_impl(const DecoderFactory& factory,
       std::shared_ptr<ChannelHandler> decoder = factory();
       EmbeddedChannel ch{decoder};
       for (std::string_view chunk : chunks) {
+        if (chunk.empty()) continue;
         ch.write_inbound(ByteBuf::from(chunk));
         collect(ch);
         if (!failure.empty()) break;
@@ -246,9 +249,9 @@ std::optional<std::string> verify_decoder(const DecoderFactory& factory, std::st
 }
 
 // For decoders that emit ByteBuf frames: the expected frames are given as strings.
-inline std::optional<std::string> verify_frame_decoder(const DecoderFactory& factory,
-                                                       const std::vector<DecoderStep<std::string>>& steps,
-                                                       DecoderVerifierOptions options = {}) {
+inline std::optional<std::string> verify_frame_decoder(
+    const DecoderFactory& factory, const std::vector<DecoderStep<std::string>>& steps,
+    DecoderVerifierOptions options = {}) {
   detail::DefaultMessageEq eq;
   detail::DefaultMessagePrinter print;
   return detail::verify_decoder_impl<true>(factory, steps, options, eq, print);
@@ -265,9 +268,9 @@ inline std::optional<std::string> verify_frame_decoder(const DecoderFactory& fac
 }  // namespace trellis::testing
 
 // CHECKs that trellis::testing::verify_*decoder(...) found nothing wrong, printing what it found.
-#define TRELLIS_CHECK_DECODER(verification)                              \
-  do {                                                                   \
-    auto trellis_failure_ = (verification);                              \
-    CHECK_MESSAGE(!trellis_failure_.has_value(),                         \
+#define TRELLIS_CHECK_DECODER(verification)                                \
+  do {                                                                     \
+    auto trellis_failure_ = (verification);                                \
+    CHECK_MESSAGE(!trellis_failure_.has_value(),                           \
                   (trellis_failure_ ? *trellis_failure_ : std::string())); \
   } while (false)

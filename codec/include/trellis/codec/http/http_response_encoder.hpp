@@ -1,7 +1,7 @@
 // HttpResponseEncoder (and HttpRequestEncoder): turn HTTP message objects into bytes. A full
-// response goes out as one message holding the head and the body side by side (a
-// CompositeByteBuf), so the transport writes it with one gathering write and the body is never
-// copied. Chunked bodies are framed; responses that must not have a body never get one.
+// response goes out as its head and its body (the body's own ByteBuf, never copied) written
+// back to back, so the transport sends both with one gathering write. Chunked bodies are framed;
+// responses that must not have a body never get one.
 #pragma once
 
 #include <cstdint>
