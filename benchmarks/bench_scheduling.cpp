@@ -3,6 +3,8 @@
 // Every benchmark reports allocs_per_op, counted by the linked operator-new hook.
 #include <benchmark/benchmark.h>
 
+#include <time.h>
+
 #include <chrono>
 #include <functional>
 #include <queue>
@@ -25,6 +27,13 @@ struct AllocCounter {
   }
 };
 
+// CPU time of the calling thread: the loop's own cost, whatever else the machine is running.
+std::int64_t thread_cpu_nanos() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
 EventLoop& bench_loop() {
   static EventLoop loop("bench-el");
   return loop;
@@ -43,11 +52,14 @@ void ScheduleLots(benchmark::State& state) {
   futures.reserve(kNum);
   AllocCounter allocs;
   std::uint64_t excluded = 0;
+  std::int64_t loop_cpu = 0;
   for (auto _ : state) {
     loop.submit([&] {
+          auto start = thread_cpu_nanos();
           for (int i = 1; i <= kNum; ++i) {
             futures.push_back(loop.schedule(std::chrono::hours(i), [] {}));
           }
+          loop_cpu += thread_cpu_nanos() - start;
         })
         .get();
     state.PauseTiming();
@@ -62,6 +74,9 @@ void ScheduleLots(benchmark::State& state) {
   }
   allocs.start += excluded;
   allocs.report(state, kNum);
+  // The loop thread's CPU per scheduled task: compare with HeapBaseline's CPU per push.
+  state.counters["loop_cpu_ns_per_task"] =
+      static_cast<double>(loop_cpu) / (static_cast<double>(state.iterations()) * kNum);
   state.SetItemsProcessed(state.iterations() * kNum);
 }
 BENCHMARK(ScheduleLots)->Unit(benchmark::kMicrosecond)->Iterations(30);
@@ -82,6 +97,9 @@ void HeapBaseline(benchmark::State& state) {
     state.ResumeTiming();
   }
   allocs.report(state, kNum);
+  state.counters["cpu_ns_per_push"] =
+      benchmark::Counter(static_cast<double>(kNum), benchmark::Counter::kIsIterationInvariantRate |
+                                                        benchmark::Counter::kInvert);
   state.SetItemsProcessed(state.iterations() * kNum);
 }
 BENCHMARK(HeapBaseline)->Unit(benchmark::kMicrosecond)->Iterations(30);
