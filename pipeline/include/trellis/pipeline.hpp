@@ -5,6 +5,7 @@
 #include <trellis/pipeline/abstract_scheduled_event_executor.hpp>
 #include <trellis/pipeline/attribute_map.hpp>
 #include <trellis/pipeline/awaitables.hpp>
+#include <trellis/pipeline/blocking.hpp>
 #include <trellis/pipeline/byte_buf.hpp>
 #include <trellis/pipeline/byte_buf_allocator.hpp>
 #include <trellis/pipeline/channel.hpp>
@@ -34,3 +35,4 @@
 #include <trellis/pipeline/thread_pool_executor.hpp>
 #include <trellis/pipeline/unique_function.hpp>
 #include <trellis/pipeline/unpooled_byte_buf_allocator.hpp>
+#include <trellis/pipeline/work_stealing_pool.hpp>
