@@ -88,6 +88,9 @@ void EventLoop::run() {
       spdlog::error("trellis: {}: a handler threw a non-standard exception", name_);
     }
   }
+  // The guard refers to io_: release it while the loop is certainly alive (the keep-alive below
+  // may destroy the loop on this thread).
+  guard.reset();
   state_.store(kTerminated);
   // Work queued by the last tasks (listeners of cancelled tasks) still runs, then nothing more.
   run_queued_tasks();

@@ -1,0 +1,80 @@
+// Typed channel options for bootstraps: socket options (SO_REUSEADDR, TCP_NODELAY, ...) and
+// ChannelConfig settings, set with `bootstrap.option(channel_option::tcp_nodelay, true)`.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+
+#include <trellis/pipeline/byte_buf_allocator.hpp>
+
+namespace trellis {
+
+class Channel;
+
+struct WriteBufferWaterMark {
+  std::size_t low = 32 * 1024;
+  std::size_t high = 64 * 1024;
+};
+
+// Every option a bootstrap can carry; unset ones keep the operating system's or the config's
+// default. TCP_NODELAY is on unless set to false.
+struct ChannelOptions {
+  std::optional<bool> so_reuseaddr;
+  std::optional<bool> so_reuseport;
+  std::optional<bool> tcp_nodelay;
+  std::optional<bool> so_keepalive;
+  std::optional<int> so_rcvbuf;
+  std::optional<int> so_sndbuf;
+  std::optional<int> so_backlog;
+  // Seconds; a negative value turns lingering off.
+  std::optional<int> so_linger;
+  std::optional<bool> auto_read;
+  std::optional<WriteBufferWaterMark> write_buffer_water_mark;
+  std::optional<ByteBufAllocator*> allocator;
+  std::optional<int> max_messages_per_read;
+  std::optional<std::chrono::milliseconds> connect_timeout;
+  std::optional<bool> allow_half_closure;
+
+  // Applies the socket options that fit the address family of fd (TCP options only on TCP).
+  // Throws IoError when the operating system refuses one.
+  void apply_to_socket(int fd, bool listening) const;
+  // Applies the ChannelConfig settings (auto_read, water marks, ...).
+  void apply_to_config(Channel& channel) const;
+};
+
+// A typed handle on one member of ChannelOptions.
+template <class T>
+struct ChannelOption {
+  std::optional<T> ChannelOptions::*member;
+  const char* name;
+};
+
+template <class T, class V>
+void set_option(ChannelOptions& options, const ChannelOption<T>& option, V&& value) {
+  options.*(option.member) = T(std::forward<V>(value));
+}
+
+namespace channel_option {
+inline constexpr ChannelOption<bool> so_reuseaddr{&ChannelOptions::so_reuseaddr, "SO_REUSEADDR"};
+inline constexpr ChannelOption<bool> so_reuseport{&ChannelOptions::so_reuseport, "SO_REUSEPORT"};
+inline constexpr ChannelOption<bool> tcp_nodelay{&ChannelOptions::tcp_nodelay, "TCP_NODELAY"};
+inline constexpr ChannelOption<bool> so_keepalive{&ChannelOptions::so_keepalive, "SO_KEEPALIVE"};
+inline constexpr ChannelOption<int> so_rcvbuf{&ChannelOptions::so_rcvbuf, "SO_RCVBUF"};
+inline constexpr ChannelOption<int> so_sndbuf{&ChannelOptions::so_sndbuf, "SO_SNDBUF"};
+inline constexpr ChannelOption<int> so_backlog{&ChannelOptions::so_backlog, "SO_BACKLOG"};
+inline constexpr ChannelOption<int> so_linger{&ChannelOptions::so_linger, "SO_LINGER"};
+inline constexpr ChannelOption<bool> auto_read{&ChannelOptions::auto_read, "AUTO_READ"};
+inline constexpr ChannelOption<WriteBufferWaterMark> write_buffer_water_mark{
+    &ChannelOptions::write_buffer_water_mark, "WRITE_BUFFER_WATER_MARK"};
+inline constexpr ChannelOption<ByteBufAllocator*> allocator{&ChannelOptions::allocator,
+                                                            "ALLOCATOR"};
+inline constexpr ChannelOption<int> max_messages_per_read{&ChannelOptions::max_messages_per_read,
+                                                          "MAX_MESSAGES_PER_READ"};
+inline constexpr ChannelOption<std::chrono::milliseconds> connect_timeout{
+    &ChannelOptions::connect_timeout, "CONNECT_TIMEOUT"};
+inline constexpr ChannelOption<bool> allow_half_closure{&ChannelOptions::allow_half_closure,
+                                                        "ALLOW_HALF_CLOSURE"};
+}  // namespace channel_option
+
+}  // namespace trellis

@@ -1,0 +1,87 @@
+// ServerSocketChannel: a listening stream socket (TCP over IPv4/IPv6, or Unix domain) on an
+// EventLoop. Each accepted connection is fired through its pipeline as a channel_read of a
+// std::shared_ptr<SocketChannel> (ServerBootstrap's acceptor sets it up and registers it).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include <asio/posix/stream_descriptor.hpp>
+
+#include <trellis/pipeline/channel.hpp>
+#include <trellis/transport/channel_option.hpp>
+#include <trellis/transport/detail/loop_channel_registry.hpp>
+#include <trellis/transport/event_loop.hpp>
+#include <trellis/transport/socket_channel.hpp>
+
+namespace trellis {
+
+class ServerSocketChannel final : public Channel,
+                                  public std::enable_shared_from_this<ServerSocketChannel>,
+                                  private detail::LoopRegisteredChannel {
+ public:
+  // How long accepting pauses after EMFILE/ENFILE (no descriptors left).
+  static constexpr std::chrono::milliseconds kAcceptBackoff{100};
+  // Picks the loop of each accepted channel (the child group's next()); default: this loop.
+  using ChildLoopChooser = std::function<EventLoop&()>;
+
+  static std::shared_ptr<ServerSocketChannel> create(EventLoop& loop,
+                                                     ChildLoopChooser chooser = {});
+  ~ServerSocketChannel() override;
+
+  // Registers with the loop from any thread; `before` runs on the loop first (add handlers).
+  Future<void> register_channel(UniqueFunction<void(ServerSocketChannel&)> before = {});
+  // Options of the listening socket (SO_REUSEADDR, SO_REUSEPORT, SO_BACKLOG, ...), before bind.
+  void set_options(const ChannelOptions& options) { options_ = options; }
+
+  bool is_open() const override { return state_.load(std::memory_order_acquire) != kClosed; }
+  bool is_active() const override { return state_.load(std::memory_order_acquire) == kActive; }
+  std::optional<SocketAddress> local_address() const override { return local_; }
+  std::optional<SocketAddress> remote_address() const override { return std::nullopt; }
+  // How many times accepting backed off for lack of descriptors (for tests).
+  std::uint64_t accept_backoffs() const noexcept { return backoffs_.load(); }
+
+ protected:
+  void do_register() override;
+  void do_bind(const SocketAddress& local) override;
+  void do_connect(const SocketAddress&, const std::optional<SocketAddress>&,
+                  ChannelPromise) override;
+  void do_close() override;
+  void do_deregister() override;
+  void do_begin_read() override;
+  void do_write(ChannelOutboundBuffer& out) override;
+  void on_auto_read_cleared() override { read_pending_ = false; }
+
+ private:
+  enum State : int { kOpen, kActive, kClosed };
+  struct PrivateTag {};
+
+ public:
+  ServerSocketChannel(PrivateTag, EventLoop& loop, ChildLoopChooser chooser);
+
+ private:
+  void close_for_shutdown() override;
+  void arm_accept();
+  void on_acceptable(const std::error_code& ec);
+  void back_off(int error);
+
+  EventLoop& loop_;
+  ChildLoopChooser chooser_;
+  std::optional<asio::posix::stream_descriptor> socket_;
+  int fd_ = -1;
+  std::atomic<int> state_{kOpen};
+  ChannelOptions options_;
+  std::shared_ptr<ServerSocketChannel> self_;
+  std::optional<SocketAddress> local_;
+  bool read_pending_ = false;
+  bool waiting_ = false;
+  bool backing_off_ = false;
+  std::int64_t last_backoff_log_ = INT64_MIN / 2;
+  std::atomic<std::uint64_t> backoffs_{0};
+};
+
+}  // namespace trellis

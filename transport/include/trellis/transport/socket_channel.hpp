@@ -1,0 +1,117 @@
+// SocketChannel: a connected stream socket (TCP over IPv4/IPv6, or a Unix domain stream
+// socket) on an EventLoop. Reads are reactive (wait for readability, then read non-blocking
+// into a pooled ByteBuf of adaptive size); writes gather the flushed ByteBufs into one sendmsg.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include <asio/posix/stream_descriptor.hpp>
+
+#include <trellis/pipeline/channel.hpp>
+#include <trellis/pipeline/scheduled_future.hpp>
+#include <trellis/transport/channel_option.hpp>
+#include <trellis/transport/detail/loop_channel_registry.hpp>
+#include <trellis/transport/event_loop.hpp>
+
+namespace trellis {
+
+// A connect attempt did not complete within the connect timeout.
+class ConnectTimeoutError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
+class SocketChannel final : public Channel,
+                            public std::enable_shared_from_this<SocketChannel>,
+                            private detail::LoopRegisteredChannel {
+ public:
+  // Receive buffer bounds of the adaptive read size.
+  static constexpr std::size_t kMinReadSize = 64;
+  static constexpr std::size_t kInitialReadSize = 2048;
+  static constexpr std::size_t kMaxReadSize = 64 * 1024;
+
+  // An unconnected channel (a client's); the socket is created by connect or bind.
+  static std::shared_ptr<SocketChannel> create(EventLoop& loop);
+  // A channel over an accepted, non-blocking socket fd (takes ownership of fd).
+  static std::shared_ptr<SocketChannel> create_accepted(EventLoop& loop, Channel* parent, int fd);
+
+  ~SocketChannel() override;
+
+  // Registers the channel with its loop (from any thread): options and handlers are set first.
+  // The future completes on the loop once channel_registered has fired.
+  Future<void> register_channel(UniqueFunction<void(SocketChannel&)> before = {});
+  // Socket options for the socket, applied when the socket exists (now, or at connect/bind).
+  void set_options(const ChannelOptions& options);
+
+  bool is_open() const override { return state_.load(std::memory_order_acquire) != kClosed; }
+  bool is_active() const override { return state_.load(std::memory_order_acquire) == kActive; }
+  std::optional<SocketAddress> local_address() const override;
+  std::optional<SocketAddress> remote_address() const override;
+
+  // Shuts the output down (sends FIN) from any thread; pending writes fail.
+  Future<void> shutdown_output();
+  bool is_output_shutdown() const noexcept { return output_shutdown_.load(); }
+  bool is_input_shutdown() const noexcept { return input_shutdown_.load(); }
+  // With half-closure allowed, a peer's FIN fires ChannelInputShutdownEvent instead of closing.
+  void set_allow_half_closure(bool on) noexcept { allow_half_closure_.store(on); }
+  bool allow_half_closure() const noexcept { return allow_half_closure_.load(); }
+  // The current adaptive read size (for tests).
+  std::size_t read_size() const noexcept { return read_size_; }
+
+ protected:
+  void do_register() override;
+  void do_bind(const SocketAddress& local) override;
+  void do_connect(const SocketAddress& remote, const std::optional<SocketAddress>& local,
+                  ChannelPromise promise) override;
+  void do_close() override;
+  void do_deregister() override;
+  void do_begin_read() override;
+  void do_write(ChannelOutboundBuffer& out) override;
+  Message filter_outbound_message(Message&& msg) override;
+  void on_auto_read_cleared() override { read_pending_ = false; }
+
+ private:
+  enum State : int { kOpen, kConnecting, kActive, kClosed };
+  struct PrivateTag {};
+
+ public:
+  SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int fd);
+
+ private:
+  void close_for_shutdown() override;
+  void ensure_socket(int family);
+  void arm_read();
+  void on_readable(const std::error_code& ec);
+  void on_eof();
+  void arm_write();
+  void on_connect_ready(const std::error_code& ec);
+  void finish_connect(std::error_code error);
+  void record_read(std::size_t n) noexcept;
+  void do_shutdown_output();
+  void cache_addresses();
+
+  EventLoop& loop_;
+  std::optional<asio::posix::stream_descriptor> socket_;
+  int fd_ = -1;
+  std::atomic<int> state_{kOpen};
+  std::atomic<bool> input_shutdown_{false};
+  std::atomic<bool> output_shutdown_{false};
+  std::atomic<bool> allow_half_closure_{false};
+  ChannelOptions options_;
+  std::shared_ptr<SocketChannel> self_;  // from registration until unregistered
+  bool read_pending_ = false;
+  bool waiting_read_ = false;
+  bool waiting_write_ = false;
+  std::size_t read_size_ = kInitialReadSize;
+  int small_reads_ = 0;
+  ChannelPromise connect_promise_;
+  std::optional<ScheduledFuture<void>> connect_timeout_;
+  SocketAddress remote_requested_;
+  std::optional<SocketAddress> local_;
+  std::optional<SocketAddress> remote_;
+};
+
+}  // namespace trellis

@@ -1,0 +1,192 @@
+// ServerSocketChannel: listening, accepting, EMFILE back-off (see server_socket_channel.hpp).
+#include <trellis/transport/server_socket_channel.hpp>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+#include <asio/post.hpp>
+
+#include <trellis/pipeline/error.hpp>
+
+namespace trellis {
+
+namespace {
+std::error_code last_error() { return {errno, std::system_category()}; }
+}  // namespace
+
+std::shared_ptr<ServerSocketChannel> ServerSocketChannel::create(EventLoop& loop,
+                                                                 ChildLoopChooser chooser) {
+  return std::shared_ptr<ServerSocketChannel>(
+      new ServerSocketChannel(PrivateTag{}, loop, std::move(chooser)),
+      [&loop](ServerSocketChannel* ch) {
+        detail::delete_on_loop(
+            loop, [owned = std::unique_ptr<ServerSocketChannel>(ch)]() mutable { owned.reset(); });
+      });
+}
+
+ServerSocketChannel::ServerSocketChannel(PrivateTag, EventLoop& loop, ChildLoopChooser chooser)
+    : Channel(loop), loop_(loop), chooser_(std::move(chooser)) {}
+
+ServerSocketChannel::~ServerSocketChannel() {
+  if (!socket_ && fd_ >= 0) ::close(fd_);
+}
+
+Future<void> ServerSocketChannel::register_channel(
+    UniqueFunction<void(ServerSocketChannel&)> before) {
+  Promise<void> done(&loop_);
+  auto self = shared_from_this();
+  loop_.execute([self, done, before = std::move(before)]() mutable {
+    try {
+      if (before) before(*self);
+      self->unsafe().register_channel();
+      done.set_value();
+    } catch (...) {
+      done.set_exception(std::current_exception());
+      self->unsafe().close(ChannelPromise{});
+    }
+  });
+  return done.future();
+}
+
+void ServerSocketChannel::do_register() {
+  self_ = shared_from_this();
+  track(loop_);
+}
+
+void ServerSocketChannel::do_bind(const SocketAddress& local) {
+  if (fd_ >= 0) throw IllegalStateError("server channel is already bound");
+  if (local.length() == 0) throw InvalidArgumentError("cannot bind to " + local.to_string());
+  fd_ = ::socket(local.sockaddr_ptr()->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) throw IoError(last_error(), "socket");
+  socket_.emplace(loop_.io_context(), fd_);
+  options_.apply_to_socket(fd_, true);
+  if (::bind(fd_, local.sockaddr_ptr(), local.length()) != 0) {
+    throw IoError(last_error(), "bind to " + local.to_string());
+  }
+  if (::listen(fd_, options_.so_backlog.value_or(SOMAXCONN)) != 0) {
+    throw IoError(last_error(), "listen on " + local.to_string());
+  }
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    local_ = SocketAddress::from_sockaddr(reinterpret_cast<sockaddr*>(&ss), len);
+  }
+  state_.store(kActive, std::memory_order_release);
+  spdlog::debug("[id: 0x{}] listening on {}", id().as_short_text(),
+                local_ ? local_->to_string() : local.to_string());
+}
+
+void ServerSocketChannel::do_connect(const SocketAddress&, const std::optional<SocketAddress>&,
+                                     ChannelPromise) {
+  throw IllegalStateError("a server channel does not connect");
+}
+
+void ServerSocketChannel::do_write(ChannelOutboundBuffer& out) {
+  out.fail_flushed(std::make_exception_ptr(IllegalStateError("a server channel does not write")),
+                   true);
+}
+
+void ServerSocketChannel::do_close() {
+  if (state_.exchange(kClosed) == kClosed) return;
+  if (socket_) {
+    std::error_code ignored;
+    socket_->close(ignored);
+  } else if (fd_ >= 0) {
+    ::close(fd_);
+  }
+  fd_ = -1;
+  spdlog::debug("[id: 0x{}] server channel closed", id().as_short_text());
+}
+
+void ServerSocketChannel::close_for_shutdown() { unsafe().close(ChannelPromise{}); }
+
+void ServerSocketChannel::do_deregister() {
+  untrack();
+  socket_.reset();
+  if (self_) asio::post(loop_.io_context(), [self = std::move(self_)] {});
+}
+
+void ServerSocketChannel::do_begin_read() {
+  if (!is_active()) return;
+  read_pending_ = true;
+  if (!backing_off_) arm_accept();
+}
+
+void ServerSocketChannel::arm_accept() {
+  if (waiting_ || !socket_) return;
+  waiting_ = true;
+  socket_->async_wait(
+      asio::posix::stream_descriptor::wait_read,
+      [self = shared_from_this()](const std::error_code& ec) { self->on_acceptable(ec); });
+}
+
+void ServerSocketChannel::on_acceptable(const std::error_code& ec) {
+  waiting_ = false;
+  if (ec || !is_active() || !read_pending_) return;
+  read_pending_ = false;
+  const int max_accepts = std::max(1, config().max_messages_per_read());
+  int accepted = 0;
+  int backoff_error = 0;
+  while (accepted < max_accepts) {
+    const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      ++accepted;
+      EventLoop& child_loop = chooser_ ? chooser_() : loop_;
+      std::shared_ptr<SocketChannel> child;
+      try {
+        child = SocketChannel::create_accepted(child_loop, this, fd);
+      } catch (...) {
+        ::close(fd);
+        pipeline().fire_exception_caught(std::current_exception());
+        continue;
+      }
+      pipeline().fire_channel_read(Message(std::move(child)));
+      if (!is_active()) break;
+      continue;
+    }
+    const int e = errno;
+    if (e == EINTR || e == ECONNABORTED || e == EPROTO) continue;
+    if (e == EAGAIN || e == EWOULDBLOCK) break;
+    if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+      backoff_error = e;
+      break;
+    }
+    pipeline().fire_exception_caught(
+        std::make_exception_ptr(IoError(std::error_code(e, std::system_category()), "accept")));
+    break;
+  }
+  if (backoff_error) back_off(backoff_error);
+  if (accepted > 0) pipeline().fire_channel_read_complete();
+  if (!is_active() || backing_off_) return;
+  if (accepted == 0) {
+    read_pending_ = true;
+    arm_accept();
+  }
+}
+
+void ServerSocketChannel::back_off(int error) {
+  backing_off_ = true;
+  backoffs_.fetch_add(1);
+  const auto now = loop_.current_time_nanos();
+  if (now - last_backoff_log_ >= 1'000'000'000) {
+    last_backoff_log_ = now;
+    spdlog::warn("[id: 0x{}] accept failed ({}); pausing accepts for {} ms", id().as_short_text(),
+                 std::strerror(error), kAcceptBackoff.count());
+  }
+  std::weak_ptr<ServerSocketChannel> weak = shared_from_this();
+  loop_.schedule(kAcceptBackoff, [weak] {
+    auto self = weak.lock();
+    if (!self) return;
+    self->backing_off_ = false;
+    if (!self->is_active()) return;
+    // Resume whether or not a read() came in meanwhile: the pending connections still wait.
+    if (self->config().auto_read()) self->read_pending_ = true;
+    if (self->read_pending_) self->arm_accept();
+  });
+}
+
+}  // namespace trellis

@@ -1,0 +1,411 @@
+// SocketChannel: reactive reads, gathering writes, connect, half-close (see socket_channel.hpp).
+#include <trellis/transport/socket_channel.hpp>
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+
+#include <spdlog/spdlog.h>
+#include <asio/post.hpp>
+
+#include <trellis/pipeline/channel_events.hpp>
+#include <trellis/pipeline/composite_byte_buf.hpp>
+#include <trellis/pipeline/error.hpp>
+
+namespace trellis {
+
+namespace {
+
+constexpr std::size_t kMaxIovecs = 64;
+
+std::error_code last_error() { return {errno, std::system_category()}; }
+
+std::optional<SocketAddress> query_address(int fd, bool peer) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  auto* sa = reinterpret_cast<sockaddr*>(&ss);
+  const int r = peer ? ::getpeername(fd, sa, &len) : ::getsockname(fd, sa, &len);
+  if (r != 0) return std::nullopt;
+  try {
+    return SocketAddress::from_sockaddr(sa, len);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<SocketChannel> SocketChannel::create(EventLoop& loop) {
+  return create_accepted(loop, nullptr, -1);
+}
+
+std::shared_ptr<SocketChannel> SocketChannel::create_accepted(EventLoop& loop, Channel* parent,
+                                                              int fd) {
+  // Deleted on its loop: outbound tasks posted from other threads before the last reference
+  // was dropped still find the channel (and its pipeline) alive.
+  return std::shared_ptr<SocketChannel>(
+      new SocketChannel(PrivateTag{}, loop, parent, fd), [&loop](SocketChannel* ch) {
+        detail::delete_on_loop(
+            loop, [owned = std::unique_ptr<SocketChannel>(ch)]() mutable { owned.reset(); });
+      });
+}
+
+SocketChannel::SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int fd)
+    : Channel(loop, parent), loop_(loop), fd_(fd) {
+  if (fd_ >= 0) {
+    state_.store(kActive, std::memory_order_release);
+    local_ = query_address(fd_, false);
+    remote_ = query_address(fd_, true);
+  }
+}
+
+SocketChannel::~SocketChannel() {
+  // Registered channels close their descriptor on the loop; this is for never-registered ones.
+  if (!socket_ && fd_ >= 0) ::close(fd_);
+}
+
+std::optional<SocketAddress> SocketChannel::local_address() const { return local_; }
+std::optional<SocketAddress> SocketChannel::remote_address() const { return remote_; }
+
+void SocketChannel::set_options(const ChannelOptions& options) {
+  options_ = options;
+  if (options.allow_half_closure) set_allow_half_closure(*options.allow_half_closure);
+}
+
+Future<void> SocketChannel::register_channel(UniqueFunction<void(SocketChannel&)> before) {
+  Promise<void> done(&loop_);
+  auto self = shared_from_this();
+  loop_.execute([self, done, before = std::move(before)]() mutable {
+    try {
+      if (before) before(*self);
+      self->unsafe().register_channel();
+      done.set_value();
+    } catch (...) {
+      done.set_exception(std::current_exception());
+      self->unsafe().close(ChannelPromise{});
+    }
+  });
+  return done.future();
+}
+
+void SocketChannel::do_register() {
+  if (fd_ >= 0 && !socket_) {
+    options_.apply_to_socket(fd_, false);
+    socket_.emplace(loop_.io_context(), fd_);
+  }
+  self_ = shared_from_this();
+  track(loop_);
+  spdlog::debug("[id: 0x{}] registered on {}", id().as_short_text(), loop_.name());
+}
+
+void SocketChannel::ensure_socket(int family) {
+  if (socket_) return;
+  fd_ = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) throw IoError(last_error(), "socket");
+  socket_.emplace(loop_.io_context(), fd_);
+  options_.apply_to_socket(fd_, false);
+}
+
+void SocketChannel::do_bind(const SocketAddress& local) {
+  ensure_socket(local.sockaddr_ptr()->sa_family);
+  if (::bind(fd_, local.sockaddr_ptr(), local.length()) != 0) {
+    throw IoError(last_error(), "bind to " + local.to_string());
+  }
+  local_ = query_address(fd_, false);
+}
+
+void SocketChannel::do_connect(const SocketAddress& remote,
+                               const std::optional<SocketAddress>& local, ChannelPromise promise) {
+  if (state_.load() != kOpen) throw IllegalStateError("channel is already connected or connecting");
+  if (remote.length() == 0) throw InvalidArgumentError("cannot connect to " + remote.to_string());
+  if (local) do_bind(*local);
+  ensure_socket(remote.sockaddr_ptr()->sa_family);
+  remote_requested_ = remote;
+  connect_promise_ = std::move(promise);
+  int r;
+  do {
+    r = ::connect(fd_, remote.sockaddr_ptr(), remote.length());
+  } while (r != 0 && errno == EINTR);
+  if (r == 0) {
+    finish_connect({});
+    return;
+  }
+  if (errno != EINPROGRESS) {
+    connect_promise_ = {};
+    throw IoError(last_error(), "connect to " + remote.to_string());
+  }
+  state_.store(kConnecting, std::memory_order_release);
+  const auto timeout = config().connect_timeout();
+  if (timeout.count() > 0) {
+    std::weak_ptr<SocketChannel> weak = shared_from_this();
+    connect_timeout_ = loop_.schedule(timeout, [weak] {
+      auto self = weak.lock();
+      if (!self || self->state_.load() != kConnecting) return;
+      auto promise = std::move(self->connect_promise_);
+      self->connect_timeout_.reset();
+      promise.try_failure(std::make_exception_ptr(
+          ConnectTimeoutError(std::make_error_code(std::errc::timed_out),
+                              "connect to " + self->remote_requested_.to_string())));
+      self->unsafe().close(ChannelPromise{});
+    });
+  }
+  socket_->async_wait(
+      asio::posix::stream_descriptor::wait_write,
+      [self = shared_from_this()](const std::error_code& ec) { self->on_connect_ready(ec); });
+}
+
+void SocketChannel::on_connect_ready(const std::error_code& ec) {
+  if (ec || state_.load() != kConnecting) return;
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+  finish_connect(std::error_code(err, std::system_category()));
+}
+
+void SocketChannel::finish_connect(std::error_code error) {
+  if (connect_timeout_) {
+    connect_timeout_->cancel();
+    connect_timeout_.reset();
+  }
+  auto promise = std::move(connect_promise_);
+  if (error) {
+    promise.try_failure(
+        std::make_exception_ptr(IoError(error, "connect to " + remote_requested_.to_string())));
+    unsafe().close(ChannelPromise{});
+    return;
+  }
+  local_ = query_address(fd_, false);
+  remote_ = query_address(fd_, true);
+  state_.store(kActive, std::memory_order_release);
+  spdlog::debug("[id: 0x{}] connected to {}", id().as_short_text(), remote_requested_.to_string());
+  const bool set = promise.try_success();
+  // A cancelled connect promise closes the channel, as in Netty.
+  if (!set && !promise.is_void()) {
+    unsafe().close(ChannelPromise{});
+    return;
+  }
+  pipeline().fire_channel_active();
+}
+
+void SocketChannel::do_close() {
+  const int old = state_.exchange(kClosed, std::memory_order_acq_rel);
+  if (old == kClosed) return;
+  if (connect_timeout_) {
+    connect_timeout_->cancel();
+    connect_timeout_.reset();
+  }
+  if (!connect_promise_.is_void()) {
+    auto promise = std::move(connect_promise_);
+    promise.try_failure(std::make_exception_ptr(ClosedChannelError()));
+  }
+  if (socket_) {
+    std::error_code ignored;
+    socket_->close(ignored);  // closes fd_ and cancels the waits
+  } else if (fd_ >= 0) {
+    ::close(fd_);
+  }
+  fd_ = -1;
+  spdlog::debug("[id: 0x{}] closed", id().as_short_text());
+}
+
+void SocketChannel::close_for_shutdown() { unsafe().close(ChannelPromise{}); }
+
+void SocketChannel::do_deregister() {
+  untrack();
+  socket_.reset();
+  // Channel::Unsafe still fires channel_unregistered after this returns: release the self
+  // reference from a later handler.
+  if (self_) asio::post(loop_.io_context(), [self = std::move(self_)] {});
+}
+
+// --- reading ----------------------------------------------------------------------------------
+
+void SocketChannel::do_begin_read() {
+  if (!is_active() || input_shutdown_.load()) return;
+  read_pending_ = true;
+  arm_read();
+}
+
+void SocketChannel::arm_read() {
+  if (waiting_read_ || !socket_) return;
+  waiting_read_ = true;
+  socket_->async_wait(
+      asio::posix::stream_descriptor::wait_read,
+      [self = shared_from_this()](const std::error_code& ec) { self->on_readable(ec); });
+}
+
+void SocketChannel::record_read(std::size_t n) noexcept {
+  if (n >= read_size_) {
+    read_size_ = std::min(read_size_ * 2, kMaxReadSize);
+    small_reads_ = 0;
+  } else if (n <= read_size_ / 2) {
+    // Shrink only after two small reads in a row, so one short message does not thrash.
+    if (++small_reads_ >= 2) {
+      read_size_ = std::max(read_size_ / 2, kMinReadSize);
+      small_reads_ = 0;
+    }
+  } else {
+    small_reads_ = 0;
+  }
+}
+
+void SocketChannel::on_readable(const std::error_code& ec) {
+  waiting_read_ = false;
+  if (ec || !is_active() || input_shutdown_.load() || !read_pending_) return;
+  read_pending_ = false;
+  ByteBufAllocator& alloc = config().allocator();
+  const int max_reads = std::max(1, config().max_messages_per_read());
+  int reads = 0;
+  bool eof = false;
+  std::error_code error;
+  while (reads < max_reads) {
+    ByteBuf buf = alloc.buffer(read_size_);
+    auto span = buf.writable_span();
+    const std::size_t want = std::min(span.size(), kMaxReadSize);
+    const ssize_t n = ::read(fd_, span.data(), want);
+    if (n > 0) {
+      buf.set_writer_index(static_cast<std::size_t>(n));
+      record_read(static_cast<std::size_t>(n));
+      ++reads;
+      pipeline().fire_channel_read(Message(std::move(buf)));
+      if (static_cast<std::size_t>(n) < want || !is_active()) break;
+      continue;
+    }
+    if (n == 0) {
+      eof = true;
+      break;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) error = last_error();
+    break;
+  }
+  if (reads > 0) pipeline().fire_channel_read_complete();
+  if (error) {
+    pipeline().fire_exception_caught(std::make_exception_ptr(IoError(error, "read")));
+    unsafe().close(ChannelPromise{});
+    return;
+  }
+  if (eof) {
+    on_eof();
+    return;
+  }
+  // Woken without data (or nobody asked again yet): keep waiting if a read is still wanted.
+  if (reads == 0 && is_active()) {
+    read_pending_ = true;
+    arm_read();
+  }
+}
+
+void SocketChannel::on_eof() {
+  if (!is_active() || input_shutdown_.load()) return;
+  if (!allow_half_closure_.load()) {
+    unsafe().close(ChannelPromise{});
+    return;
+  }
+  input_shutdown_.store(true);
+  read_pending_ = false;
+  ::shutdown(fd_, SHUT_RD);
+  pipeline().fire_user_event_triggered(Message(ChannelInputShutdownEvent{}));
+  if (!is_active()) return;
+  pipeline().fire_user_event_triggered(Message(ChannelInputShutdownReadComplete{}));
+  if (output_shutdown_.load() && is_active()) unsafe().close(ChannelPromise{});
+}
+
+// --- writing ----------------------------------------------------------------------------------
+
+Message SocketChannel::filter_outbound_message(Message&& msg) {
+  if (output_shutdown_.load()) throw ClosedChannelError("output is shut down");
+  if (msg.is<ByteBuf>() || msg.is<CompositeByteBuf>()) return std::move(msg);
+  throw InvalidArgumentError(
+      std::string("a SocketChannel writes ByteBuf or CompositeByteBuf, not ") +
+      std::string(msg.type_name()));
+}
+
+void SocketChannel::arm_write() {
+  if (waiting_write_ || !socket_) return;
+  waiting_write_ = true;
+  socket_->async_wait(asio::posix::stream_descriptor::wait_write,
+                      [self = shared_from_this()](const std::error_code& ec) {
+                        self->waiting_write_ = false;
+                        if (ec || !self->is_active()) return;
+                        self->unsafe().write_flushed();
+                      });
+}
+
+void SocketChannel::do_write(ChannelOutboundBuffer& out) {
+  if (waiting_write_ || !socket_) return;  // the writability wait continues
+  if (output_shutdown_.load()) {
+    out.fail_flushed(std::make_exception_ptr(ClosedChannelError("output is shut down")), true);
+    return;
+  }
+  for (;;) {
+    struct iovec iov[kMaxIovecs];
+    std::size_t bytes = 0;
+    const std::size_t n =
+        out.to_iovecs(iov, static_cast<std::size_t>(std::numeric_limits<ssize_t>::max()), &bytes);
+    if (n == 0) {
+      if (out.is_empty()) return;
+      out.remove();  // empty buffers
+      continue;
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = n;
+    const ssize_t r = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (r >= 0) {
+      out.remove_bytes(static_cast<std::size_t>(r));
+      if (static_cast<std::size_t>(r) < bytes) {
+        arm_write();
+        return;
+      }
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      arm_write();
+      return;
+    }
+    auto error = std::make_exception_ptr(IoError(last_error(), "write"));
+    pipeline().fire_exception_caught(error);
+    // Channel::Unsafe fails the flushed writes with it and closes the channel.
+    std::rethrow_exception(error);
+  }
+}
+
+// --- half-close -------------------------------------------------------------------------------
+
+Future<void> SocketChannel::shutdown_output() {
+  Promise<void> done(&loop_);
+  auto self = shared_from_this();
+  auto task = [self, done]() mutable {
+    try {
+      self->do_shutdown_output();
+      done.set_value();
+    } catch (...) {
+      done.set_exception(std::current_exception());
+    }
+  };
+  if (loop_.in_event_loop()) {
+    task();
+  } else {
+    loop_.execute(std::move(task));
+  }
+  return done.future();
+}
+
+void SocketChannel::do_shutdown_output() {
+  if (!is_active()) throw ClosedChannelError();
+  if (output_shutdown_.exchange(true)) return;
+  if (::shutdown(fd_, SHUT_WR) != 0) throw IoError(last_error(), "shutdown_output");
+  if (auto* out = unsafe().outbound_buffer()) {
+    out->fail_flushed(std::make_exception_ptr(ClosedChannelError("output is shut down")), true);
+  }
+  pipeline().fire_user_event_triggered(Message(ChannelOutputShutdownEvent{}));
+  if (input_shutdown_.load() && is_active()) unsafe().close(ChannelPromise{});
+}
+
+}  // namespace trellis
