@@ -1,7 +1,6 @@
 // Completion, callbacks and blocking waits of future states (see detail/future_state.hpp).
 #include <trellis/pipeline/future.hpp>
 
-#include <array>
 #include <condition_variable>
 #include <mutex>
 
@@ -16,9 +15,12 @@ struct WaitStripe {
   std::mutex mutex;
   std::condition_variable cv;
 };
-std::array<WaitStripe, 32> g_stripes;
+constexpr std::size_t kStripes = 32;
+// Never destroyed: threads that outlive main (the default executor's) may still complete
+// futures while static destructors run.
+WaitStripe* const g_stripes = new WaitStripe[kStripes];
 WaitStripe& stripe_for(const void* p) {
-  return g_stripes[(reinterpret_cast<std::uintptr_t>(p) >> 6) % g_stripes.size()];
+  return g_stripes[(reinterpret_cast<std::uintptr_t>(p) >> 6) % kStripes];
 }
 
 class SpinGuard {
