@@ -1,10 +1,10 @@
 // A program that uses trellis only through its installed headers and the trellis:: targets, to
 // prove the installed package is complete: headers, libraries and their usage requirements.
 #include <trellis/pipeline.hpp>
-#include <trellis/transport.hpp>
 #include <trellis/pipeline/error.hpp>
 #include <trellis/pipeline/unique_function.hpp>
 #include <trellis/testing/allocation_counter.hpp>
+#include <trellis/transport.hpp>
 
 #include <cstdio>
 #include <memory>

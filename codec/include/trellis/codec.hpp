@@ -1,14 +1,14 @@
 // Umbrella header of trellis::codec: decoder framework and frame codecs.
 #pragma once
 
-#include <trellis/codec/decoder_error.hpp>
-#include <trellis/codec/byte_to_message_decoder.hpp>
-#include <trellis/codec/message_to_byte_encoder.hpp>
 #include <trellis/codec/byte_to_message_codec.hpp>
-#include <trellis/codec/message_to_message_codec.hpp>
-#include <trellis/codec/line_based_frame_decoder.hpp>
+#include <trellis/codec/byte_to_message_decoder.hpp>
+#include <trellis/codec/decoder_error.hpp>
 #include <trellis/codec/delimiter_based_frame_decoder.hpp>
 #include <trellis/codec/fixed_length_frame_decoder.hpp>
 #include <trellis/codec/length_field_based_frame_decoder.hpp>
 #include <trellis/codec/length_field_prepender.hpp>
+#include <trellis/codec/line_based_frame_decoder.hpp>
+#include <trellis/codec/message_to_byte_encoder.hpp>
+#include <trellis/codec/message_to_message_codec.hpp>
 #include <trellis/codec/string_codec.hpp>

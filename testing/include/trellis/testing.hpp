@@ -2,7 +2,7 @@
 #pragma once
 
 #include <trellis/testing/allocation_counter.hpp>
-#include <trellis/testing/embedded_event_loop.hpp>
 #include <trellis/testing/async_testing_event_loop.hpp>
-#include <trellis/testing/embedded_channel.hpp>
 #include <trellis/testing/decoder_verifier.hpp>
+#include <trellis/testing/embedded_channel.hpp>
+#include <trellis/testing/embedded_event_loop.hpp>

@@ -2,11 +2,11 @@
 #pragma once
 
 #include <trellis/pipeline.hpp>
-#include <trellis/transport/event_loop.hpp>
-#include <trellis/transport/event_loop_group.hpp>
 #include <trellis/transport/bootstrap.hpp>
 #include <trellis/transport/channel_option.hpp>
+#include <trellis/transport/event_loop.hpp>
+#include <trellis/transport/event_loop_group.hpp>
+#include <trellis/transport/logging_handler.hpp>
 #include <trellis/transport/server_bootstrap.hpp>
 #include <trellis/transport/server_socket_channel.hpp>
 #include <trellis/transport/socket_channel.hpp>
-#include <trellis/transport/logging_handler.hpp>
