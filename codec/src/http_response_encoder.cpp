@@ -82,6 +82,19 @@ void HttpBodyFraming::encode_content(ChannelHandlerContext& ctx, ByteBuf content
   }
 }
 
+void HttpBodyFraming::write_content_or_pass(ChannelHandlerContext& ctx, Message msg,
+                                            ChannelPromise promise) {
+  Message out;
+  if (auto* piece = msg.try_get<HttpContent>()) {
+    encode_content(ctx, std::move(piece->content), nullptr, false, out);
+  } else if (auto* last = msg.try_get<LastHttpContent>()) {
+    encode_content(ctx, std::move(last->content), &*last->trailers, true, out);
+  } else {
+    out = std::move(msg);  // not an HTTP body piece: pass it on untouched
+  }
+  ctx.write(std::move(out), std::move(promise));
+}
+
 bool HttpResponseEncoder::answering_head() {
   // A 1xx response does not answer the request: the final response still will.
   return !methods_.empty() && methods_.front() == HttpMethod::kHead;
@@ -151,20 +164,7 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     ctx.write(Message(std::move(head)), std::move(promise));
     return;
   }
-  if (msg.is<HttpContent>()) {
-    Message out;
-    framing_.encode_content(ctx, std::move(msg.get<HttpContent>().content), nullptr, false, out);
-    ctx.write(std::move(out), std::move(promise));
-    return;
-  }
-  if (msg.is<LastHttpContent>()) {
-    auto& last = msg.get<LastHttpContent>();
-    Message out;
-    framing_.encode_content(ctx, std::move(last.content), &*last.trailers, true, out);
-    ctx.write(std::move(out), std::move(promise));
-    return;
-  }
-  ctx.write(std::move(msg), std::move(promise));
+  framing_.write_content_or_pass(ctx, std::move(msg), std::move(promise));
 }
 
 void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
@@ -207,20 +207,7 @@ void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelP
               std::move(promise));
     return;
   }
-  if (msg.is<HttpContent>()) {
-    Message out;
-    framing_.encode_content(ctx, std::move(msg.get<HttpContent>().content), nullptr, false, out);
-    ctx.write(std::move(out), std::move(promise));
-    return;
-  }
-  if (msg.is<LastHttpContent>()) {
-    auto& last = msg.get<LastHttpContent>();
-    Message out;
-    framing_.encode_content(ctx, std::move(last.content), &*last.trailers, true, out);
-    ctx.write(std::move(out), std::move(promise));
-    return;
-  }
-  ctx.write(std::move(msg), std::move(promise));
+  framing_.write_content_or_pass(ctx, std::move(msg), std::move(promise));
 }
 
 }  // namespace trellis::http

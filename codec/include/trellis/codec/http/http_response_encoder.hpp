@@ -20,6 +20,8 @@ class HttpBodyFraming {
   // Encodes a body piece (and, when last, the end of the message) into out's components.
   void encode_content(ChannelHandlerContext& ctx, ByteBuf content, const HttpHeaders* trailers,
                       bool last, Message& out);
+  // Writes an HttpContent / LastHttpContent framed as above; any other message unchanged.
+  void write_content_or_pass(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise);
 };
 
 class HttpResponseEncoder : public ChannelOutboundHandler {
