@@ -8,29 +8,13 @@
 #include <trellis/codec/http/http_server_keep_alive_handler.hpp>
 #include <trellis/pipeline/composite_byte_buf.hpp>
 #include <trellis/testing.hpp>
+#include <trellis/testing/doctest_helpers.hpp>
 
 using namespace trellis;
 using namespace trellis::http;
 using namespace std::chrono_literals;
 
 namespace {
-// Every outbound message as bytes, concatenated (ByteBuf or CompositeByteBuf).
-std::string drain_outbound(EmbeddedChannel& ch) {
-  std::string out;
-  while (auto m = ch.read_outbound<Message>()) {
-    if (m->is<ByteBuf>()) {
-      out += m->get<ByteBuf>().to_string();
-    } else if (m->is<CompositeByteBuf>()) {
-      m->get<CompositeByteBuf>().for_each_readable([&](std::span<const std::byte> s) {
-        out.append(reinterpret_cast<const char*>(s.data()), s.size());
-      });
-    } else {
-      FAIL("unexpected outbound message " << m->type_name());
-    }
-  }
-  return out;
-}
-
 FullHttpResponse hello() {
   FullHttpResponse r;
   r.headers.add(header::kContentType, "text/plain");
@@ -69,7 +53,7 @@ TEST_CASE("a full response is encoded as a head and the uncopied body, with a le
 TEST_CASE("the encoder adds a Date header from the per-thread cache") {
   EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>()};
   ch.write_outbound(hello());
-  auto wire = drain_outbound(ch);
+  auto wire = testing::drain_outbound_bytes(ch);
   CHECK(wire.find("\r\nDate: ") != std::string::npos);
   CHECK(wire.find(" GMT\r\n") != std::string::npos);
 }
@@ -82,7 +66,7 @@ TEST_CASE("streamed responses are chunked when the head says so") {
   head.headers.add(header::kTransferEncoding, "chunked");
   ch.write_outbound(std::move(head), HttpContent{ByteBuf::from("abc")},
                     LastHttpContent{ByteBuf::from("defghijklmnopqrs"), {}});
-  CHECK(drain_outbound(ch) ==
+  CHECK(testing::drain_outbound_bytes(ch) ==
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
         "chunked\r\n\r\n3\r\nabc\r\n10\r\ndefghijklmnopqrs\r\n0\r\n\r\n");
 }
@@ -95,12 +79,13 @@ TEST_CASE("responses without a body never get one: 204, 304, 1xx and answers to 
   auto r = hello();
   r.status.code = 204;
   ch.write_outbound(std::move(r));
-  CHECK(drain_outbound(ch) == "HTTP/1.1 204 No Content\r\nContent-Type: text/plain\r\n\r\n");
+  CHECK(testing::drain_outbound_bytes(ch) ==
+        "HTTP/1.1 204 No Content\r\nContent-Type: text/plain\r\n\r\n");
   encoder->on_request_method(HttpMethod::kHead);
   auto h = hello();
   h.headers.add(header::kContentLength, "13");
   ch.write_outbound(std::move(h));
-  CHECK(drain_outbound(ch) ==
+  CHECK(testing::drain_outbound_bytes(ch) ==
         "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\n");
 }
 
@@ -113,7 +98,7 @@ TEST_CASE("header values with CR or LF are refused (no response splitting)") {
   ch.flush();
   CHECK(done.is_done());
   CHECK_FALSE(done.is_success());
-  CHECK(drain_outbound(ch).empty());
+  CHECK(testing::drain_outbound_bytes(ch).empty());
 }
 
 TEST_CASE("the aggregator joins a head and its pieces without copying a single piece") {
@@ -139,7 +124,7 @@ TEST_CASE("an oversized request is answered with 413 and the connection closes")
   ch.write_inbound(std::move(req), HttpContent{ByteBuf::from("abc")},
                    LastHttpContent{ByteBuf::from("def"), {}});
   CHECK_FALSE(ch.read_inbound<Message>());
-  auto wire = drain_outbound(ch);
+  auto wire = testing::drain_outbound_bytes(ch);
   CHECK(wire.rfind("HTTP/1.1 413 Content Too Large\r\n", 0) == 0);
   CHECK(wire.find("Connection: close") != std::string::npos);
   ch.run_pending_tasks();
@@ -156,7 +141,7 @@ TEST_CASE("keep-alive: HTTP/1.1 persists, Connection: close and HTTP/1.0 close a
     ch.write_outbound(hello());
     ch.run_pending_tasks();
     CHECK(ch.is_active());
-    CHECK(drain_outbound(ch).find("Connection") == std::string::npos);
+    CHECK(testing::drain_outbound_bytes(ch).find("Connection") == std::string::npos);
   }
   SUBCASE("Connection: close") {
     EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options),
@@ -166,7 +151,7 @@ TEST_CASE("keep-alive: HTTP/1.1 persists, Connection: close and HTTP/1.0 close a
     ch.write_inbound(std::move(req));
     ch.write_outbound(hello());
     ch.run_pending_tasks();
-    CHECK(drain_outbound(ch).find("Connection: close\r\n") != std::string::npos);
+    CHECK(testing::drain_outbound_bytes(ch).find("Connection: close\r\n") != std::string::npos);
     CHECK_FALSE(ch.is_active());
   }
   SUBCASE("HTTP/1.0 without keep-alive closes; with it persists and says so") {
@@ -178,7 +163,8 @@ TEST_CASE("keep-alive: HTTP/1.1 persists, Connection: close and HTTP/1.0 close a
     ch.write_outbound(hello());
     ch.run_pending_tasks();
     CHECK(ch.is_active());
-    CHECK(drain_outbound(ch).find("Connection: keep-alive\r\n") != std::string::npos);
+    CHECK(testing::drain_outbound_bytes(ch).find("Connection: keep-alive\r\n") !=
+          std::string::npos);
     ch.write_inbound(get("/", kHttp10));
     ch.write_outbound(hello());
     ch.run_pending_tasks();
@@ -195,7 +181,7 @@ TEST_CASE("keep-alive follows each pipelined request in order") {
   ch.write_outbound(hello());
   ch.run_pending_tasks();
   CHECK(ch.is_active());
-  CHECK(drain_outbound(ch).find("Connection: close") == std::string::npos);
+  CHECK(testing::drain_outbound_bytes(ch).find("Connection: close") == std::string::npos);
   ch.write_outbound(hello());
   ch.run_pending_tasks();
   CHECK_FALSE(ch.is_active());
@@ -228,7 +214,7 @@ TEST_CASE("Expect: 100-continue gets an interim 100 before the body is read") {
   auto req = get("/upload");
   req.headers.add(header::kExpect, "100-continue");
   ch.write_inbound(std::move(req));
-  CHECK(drain_outbound(ch) == "HTTP/1.1 100 Continue\r\n\r\n");
+  CHECK(testing::drain_outbound_bytes(ch) == "HTTP/1.1 100 Continue\r\n\r\n");
   auto passed = ch.read_inbound<HttpRequest>();
   REQUIRE(passed);
   CHECK_FALSE(passed->headers.contains(HeaderId::kExpect));
@@ -246,7 +232,7 @@ TEST_CASE("an unknown expectation is refused with 417 and the request dropped") 
   req.headers.add(header::kExpect, "teapot");
   ch.write_inbound(std::move(req), LastHttpContent{ByteBuf::from("body"), {}});
   CHECK_FALSE(ch.read_inbound<Message>());
-  CHECK(drain_outbound(ch).rfind("HTTP/1.1 417 Expectation Failed\r\n", 0) == 0);
+  CHECK(testing::drain_outbound_bytes(ch).rfind("HTTP/1.1 417 Expectation Failed\r\n", 0) == 0);
   ch.run_pending_tasks();
   CHECK_FALSE(ch.is_active());
 }

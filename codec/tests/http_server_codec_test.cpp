@@ -6,25 +6,12 @@
 #include <trellis/pipeline.hpp>
 #include <trellis/pipeline/composite_byte_buf.hpp>
 #include <trellis/testing.hpp>
+#include <trellis/testing/doctest_helpers.hpp>
 
 using namespace trellis;
 using namespace trellis::http;
 
 namespace {
-std::string drain_outbound(EmbeddedChannel& ch) {
-  std::string out;
-  while (auto m = ch.read_outbound<Message>()) {
-    if (m->is<ByteBuf>()) {
-      out += m->get<ByteBuf>().to_string();
-    } else if (m->is<CompositeByteBuf>()) {
-      m->get<CompositeByteBuf>().for_each_readable([&](std::span<const std::byte> s) {
-        out.append(reinterpret_cast<const char*>(s.data()), s.size());
-      });
-    }
-  }
-  return out;
-}
-
 // Answers every aggregated request with its target as the body.
 class EchoTarget : public SimpleChannelInboundHandler<FullHttpRequest> {
  protected:
@@ -50,7 +37,7 @@ TEST_CASE("pipelined requests in one read are answered in order") {
   ch.write_inbound(
       ByteBuf::from("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /bb HTTP/1.1\r\nHost: h\r\n\r\n"
                     "POST /ccc HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nxyz"));
-  CHECK(drain_outbound(ch) ==
+  CHECK(testing::drain_outbound_bytes(ch) ==
         "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n/a"
         "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n/bb"
         "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n/ccc");
@@ -89,7 +76,7 @@ TEST_CASE("a bad request is answered with its status and Connection: close, then
     CAPTURE(c.status_line);
     EmbeddedChannel ch{std::make_shared<HttpServerCodec>()};
     ch.write_inbound(ByteBuf::from(c.wire));
-    auto wire = drain_outbound(ch);
+    auto wire = testing::drain_outbound_bytes(ch);
     CHECK(wire.rfind(c.status_line, 0) == 0);
     CHECK(wire.find("Connection: close\r\n") != std::string::npos);
     ch.run_pending_tasks();
@@ -104,7 +91,7 @@ TEST_CASE("a response to HEAD keeps its headers and drops its body") {
                      std::make_shared<HttpObjectAggregator>(1 << 20),
                      std::make_shared<EchoTarget>()};
   ch.write_inbound(ByteBuf::from("HEAD /abc HTTP/1.1\r\nHost: h\r\n\r\n"));
-  CHECK(drain_outbound(ch) == "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n");
+  CHECK(testing::drain_outbound_bytes(ch) == "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n");
 }
 
 TEST_CASE("the client codec frames responses to HEAD and reads bodies until close") {
@@ -115,7 +102,7 @@ TEST_CASE("the client codec frames responses to HEAD and reads bodies until clos
   head.target = "/x";
   head.headers.add(header::kHost, "h");
   ch.write_outbound(std::move(head));
-  CHECK(drain_outbound(ch) == "HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n");
+  CHECK(testing::drain_outbound_bytes(ch) == "HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n");
   ch.write_inbound(ByteBuf::from("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"));
   auto r = ch.read_inbound<FullHttpResponse>();
   REQUIRE(r);
@@ -125,7 +112,7 @@ TEST_CASE("the client codec frames responses to HEAD and reads bodies until clos
   get.target = "/y";
   get.headers.add(header::kHost, "h");
   ch.write_outbound(std::move(get));
-  drain_outbound(ch);
+  testing::drain_outbound_bytes(ch);
   ch.write_inbound(ByteBuf::from("HTTP/1.0 200 OK\r\n\r\nall of it"));
   CHECK_FALSE(ch.read_inbound<Message>());
   ch.finish();

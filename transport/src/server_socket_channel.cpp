@@ -1,4 +1,5 @@
 // ServerSocketChannel: listening, accepting, EMFILE back-off (see server_socket_channel.hpp).
+#include <trellis/transport/detail/register_on_loop.hpp>
 #include <trellis/transport/server_socket_channel.hpp>
 
 #include <sys/socket.h>
@@ -37,19 +38,8 @@ ServerSocketChannel::~ServerSocketChannel() {
 
 Future<void> ServerSocketChannel::register_channel(
     UniqueFunction<void(ServerSocketChannel&)> before) {
-  Promise<void> done(&loop_);
-  auto self = shared_from_this();
-  loop_.execute([self, done, before = std::move(before)]() mutable {
-    try {
-      if (before) before(*self);
-      self->unsafe().register_channel();
-      done.set_value();
-    } catch (...) {
-      done.set_exception(std::current_exception());
-      self->unsafe().close(ChannelPromise{});
-    }
-  });
-  return done.future();
+  return detail::register_on_loop<ServerSocketChannel>(loop_, shared_from_this(),
+                                                       std::move(before));
 }
 
 void ServerSocketChannel::do_register() {

@@ -1,4 +1,5 @@
 // SocketChannel: reactive reads, gathering writes, connect, half-close (see socket_channel.hpp).
+#include <trellis/transport/detail/register_on_loop.hpp>
 #include <trellis/transport/socket_channel.hpp>
 
 #include <sys/socket.h>
@@ -77,19 +78,7 @@ void SocketChannel::set_options(const ChannelOptions& options) {
 }
 
 Future<void> SocketChannel::register_channel(UniqueFunction<void(SocketChannel&)> before) {
-  Promise<void> done(&loop_);
-  auto self = shared_from_this();
-  loop_.execute([self, done, before = std::move(before)]() mutable {
-    try {
-      if (before) before(*self);
-      self->unsafe().register_channel();
-      done.set_value();
-    } catch (...) {
-      done.set_exception(std::current_exception());
-      self->unsafe().close(ChannelPromise{});
-    }
-  });
-  return done.future();
+  return detail::register_on_loop<SocketChannel>(loop_, shared_from_this(), std::move(before));
 }
 
 void SocketChannel::do_register() {

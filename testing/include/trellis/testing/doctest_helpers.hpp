@@ -10,6 +10,7 @@
 #include <string>
 
 #include <trellis/pipeline/byte_buf_allocator.hpp>
+#include <trellis/pipeline/composite_byte_buf.hpp>
 #include <trellis/testing/embedded_channel.hpp>
 
 namespace trellis::testing {
@@ -23,6 +24,25 @@ inline std::optional<std::string> read_inbound_string(EmbeddedChannel& ch) {
 inline std::optional<std::string> read_outbound_string(EmbeddedChannel& ch) {
   auto buf = ch.read_outbound<ByteBuf>();
   return buf ? std::optional<std::string>(buf->to_string()) : std::nullopt;
+}
+
+// Every outbound message (ByteBuf or CompositeByteBuf) as bytes, concatenated, until the queue is
+// empty. Any other message type throws WrongTypeError.
+inline std::string drain_outbound_bytes(EmbeddedChannel& ch) {
+  std::string out;
+  while (auto m = ch.read_outbound<Message>()) {
+    if (auto* buf = m->try_get<ByteBuf>()) {
+      out += buf->to_string();
+    } else if (auto* composite = m->try_get<CompositeByteBuf>()) {
+      composite->for_each_readable([&](std::span<const std::byte> s) {
+        out.append(reinterpret_cast<const char*>(s.data()), s.size());
+      });
+    } else {
+      throw WrongTypeError("drain_outbound_bytes: outbound message of type " +
+                           std::string(m->type_name()) + " is not bytes");
+    }
+  }
+  return out;
 }
 
 // Remembers an allocator's live buffer count; leaked() is how many more are alive now.
