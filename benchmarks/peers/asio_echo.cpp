@@ -1,5 +1,7 @@
 // Raw standalone Asio TCP echo server: the no-framework baseline of run_echo_bench.sh.
-// One io_context on one thread; per connection: async_read_some, async_write, repeat.
+// One io_context on one thread; per connection: async_read_some, async_write, repeat. The
+// 64 KiB buffer matches the largest read of trellis and Netty (their adaptive read sizes top
+// out at 64 KiB), so the streaming case compares like with like.
 //   g++ -O2 -std=c++20 -DASIO_STANDALONE asio_echo.cpp -o asio_echo -pthread
 //   asio_echo [PORT=18092]
 #include <asio.hpp>
@@ -29,7 +31,7 @@ class Session : public std::enable_shared_from_this<Session> {
                       });
   }
   tcp::socket socket_;
-  std::array<char, 16384> buffer_;
+  std::array<char, 65536> buffer_;
 };
 
 void accept(tcp::acceptor& acceptor) {

@@ -14,6 +14,8 @@ namespace trellis::detail {
 
 namespace {
 thread_local std::string t_cache_thread_name;
+// The slot of defer_until_idle on a cache thread (in thread_main's frame), else null.
+thread_local constinit UniqueFunction<void()>* t_deferred = nullptr;
 
 void run_logged(UniqueFunction<void()>& job) noexcept {
   try {
@@ -25,6 +27,23 @@ void run_logged(UniqueFunction<void()>& job) noexcept {
   }
 }
 }  // namespace
+
+bool defer_until_idle(UniqueFunction<void()>& action) noexcept {
+  auto* slot = t_deferred;
+  if (slot == nullptr || *slot || t_thread_role.role != ThreadRole::kBlocker) return false;
+  *slot = std::move(action);
+  return true;
+}
+
+void run_deferred_until_idle() noexcept {
+  auto* slot = t_deferred;
+  if (slot == nullptr) return;
+  while (*slot) {  // what an action defers in turn runs too
+    auto action = std::move(*slot);
+    slot->reset();
+    run_logged(action);
+  }
+}
 
 BlockerCache::BlockerCache(Options options) : options_(std::move(options)) {}
 
@@ -148,16 +167,31 @@ std::vector<std::unique_ptr<BlockerCache::Thread>> BlockerCache::take_zombies_lo
   return std::exchange(zombies_, {});
 }
 
-bool BlockerCache::next_job(Thread* self, UniqueFunction<void()>& job) {
+bool BlockerCache::next_job(Thread* self, UniqueFunction<void()>& job,
+                            UniqueFunction<void()>& deferred) {
   std::unique_lock lock(mutex_);
-  if (!pending_.empty()) {
-    job = std::move(pending_.front());
-    pending_.pop_front();
-    return true;
+  bool registered = false;
+  if (deferred) {
+    // Idle first, then run what the last job deferred: work it hands over can take this thread.
+    if (pending_.empty() && !shutdown_) {
+      self->idle = true;
+      idle_.push_back(self);
+      registered = true;
+    }
+    lock.unlock();
+    run_deferred_until_idle();  // (may defer again: it loops)
+    lock.lock();
   }
-  if (shutdown_) return false;
-  self->idle = true;
-  idle_.push_back(self);
+  if (!registered) {
+    if (!pending_.empty()) {
+      job = std::move(pending_.front());
+      pending_.pop_front();
+      return true;
+    }
+    if (shutdown_) return false;
+    self->idle = true;
+    idle_.push_back(self);
+  }
   auto deadline = std::chrono::steady_clock::now() + options_.keep_alive;
   for (;;) {
     if (!self->idle) {  // a taker handed us a job
@@ -178,11 +212,14 @@ void BlockerCache::thread_main(Thread* self, std::string name, UniqueFunction<vo
   t_cache_thread_name = std::move(name);
   t_thread_role = ThreadRoleState{ThreadRole::kBlocker, nullptr, nullptr};
   UniqueFunction<void()> job = std::move(first);
+  UniqueFunction<void()> deferred;
+  t_deferred = &deferred;
   do {
     run_logged(job);
     job.reset();
     t_thread_role = ThreadRoleState{ThreadRole::kBlocker, nullptr, nullptr};
-  } while (next_job(self, job));
+  } while (next_job(self, job, deferred));
+  t_deferred = nullptr;
 
   UniqueFunction<void()> on_exit;
   {

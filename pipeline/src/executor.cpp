@@ -1,5 +1,6 @@
 // The current-executor thread-local, task cancellation and the task suspension points.
 #include <trellis/pipeline/awaitables.hpp>
+#include <trellis/pipeline/detail/thread_role.hpp>
 
 namespace trellis {
 
@@ -24,6 +25,14 @@ void request_task_cancel(TaskContext* context, StateBase* keep_alive) noexcept {
     if (auto* hook = std::exchange(context->cancel_hook, nullptr)) hook->on_cancel();
     keep_alive->release();
   });
+}
+
+void post_resume(EventExecutor* executor, std::coroutine_handle<> h) {
+  if (t_thread_role.role == ThreadRole::kBlocker) {
+    UniqueFunction<void()> post([executor, h] { executor->execute([h] { h.resume(); }); });
+    if (defer_until_idle(post)) return;
+  }
+  executor->execute([h] { h.resume(); });
 }
 
 EventExecutor* executor_or_current(TaskContext* ctx) {

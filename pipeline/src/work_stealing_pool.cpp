@@ -34,7 +34,6 @@ constexpr int kSearchRounds = 4;
 constexpr std::size_t kJobCacheMax = 256;
 constexpr std::int64_t kNoDeadline = std::numeric_limits<std::int64_t>::max();
 constexpr std::uint32_t kOffered = 1;
-constexpr std::uint32_t kClaimer = 2;
 
 struct JobCache {
   PoolJob* head = nullptr;
@@ -102,9 +101,9 @@ struct WorkStealingPool::Worker {
   // A hand-off counts the replacement as searching before it runs (as notify_one does for a
   // woken worker), so work the blocker re-queues meanwhile does not wake a second worker.
   bool searching_credit = false;
-  // Hand-off state: kOffered while the role is offered and nobody took it; kClaimer while a
-  // replacement thread is on its way. Whoever clears kOffered first owns the role: the
-  // replacement when it starts, or the old owner when its job returns first (a short section).
+  // Hand-off state: kOffered while the role is offered and nobody took it. Whoever clears it
+  // first owns the role: a replacement thread when it starts, or the old owner when its job
+  // returns first (a short section).
   std::atomic<std::uint32_t> handoff{0};
 };
 
@@ -275,9 +274,11 @@ void WorkStealingPool::worker_loop(Worker& w) {
       // The job handed the worker role off and has now suspended (or ended).
       end_outstanding_blocking();
       if (w.handoff.fetch_and(~kOffered, std::memory_order_acq_rel) & kOffered) {
-        // The replacement has not started yet: take the role back (it will find nothing to
-        // claim and return to the cache). A short section then costs one wake-up, not two.
+        // No replacement has started yet: take the role back. A short section then costs one
+        // wake-up, not two; the replacement on its way becomes a spare for the next hand-off.
+        spare_claimers_.fetch_add(1, std::memory_order_seq_cst);
         role = ThreadRoleState{ThreadRole::kWorker, this, &w};
+        detail::run_deferred_until_idle();  // a worker again: post what the task left now
         continue;
       }
       return;  // this thread is a blocker and goes back to the cache; the replacement runs w
@@ -454,8 +455,25 @@ void WorkStealingPool::run_timer(detail::ScheduledTaskBase* task) {
 
 // ---- blocking support -------------------------------------------------------------------------
 
-void WorkStealingPool::claim_worker_role(Worker& w) {
-  if (w.handoff.exchange(0, std::memory_order_acq_rel) & kOffered) worker_loop(w);
+void WorkStealingPool::claim_offered_role() {
+  for (;;) {
+    for (auto& w : workers_) {
+      if ((w->handoff.load(std::memory_order_acquire) & kOffered) &&
+          (w->handoff.fetch_and(~kOffered, std::memory_order_acq_rel) & kOffered)) {
+        worker_loop(*w);
+        return;
+      }
+    }
+    // Nothing offered: this thread is a spare, unless a hand-off reserved it (it publishes its
+    // offer first, so look again) or a take-back has not counted it yet (the same).
+    auto spare = spare_claimers_.load(std::memory_order_seq_cst);
+    while (spare > 0) {
+      if (spare_claimers_.compare_exchange_weak(spare, spare - 1, std::memory_order_seq_cst)) {
+        return;
+      }
+    }
+    std::this_thread::yield();
+  }
 }
 
 bool WorkStealingPool::hand_off_worker_role() {
@@ -466,24 +484,33 @@ bool WorkStealingPool::hand_off_worker_role() {
   searching_.fetch_add(1, std::memory_order_seq_cst);
   role = ThreadRoleState{ThreadRole::kBlocker, nullptr, nullptr};
   // From here on this thread must not touch w: a replacement may take it at any moment.
-  if (w->handoff.fetch_or(kOffered | kClaimer, std::memory_order_acq_rel) & kClaimer) {
-    // The replacement called for an earlier section that we took back is still on its way.
-    hand_offs_.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  }
-  UniqueFunction<void()> job([this, w] { claim_worker_role(*w); });
-  if (!cache_.try_run(job)) {
-    w->handoff.store(0, std::memory_order_release);  // no replacement exists: still ours
-    w->searching_credit = false;
-    searching_.fetch_sub(1, std::memory_order_seq_cst);
-    role = ThreadRoleState{ThreadRole::kWorker, this, w};
-    end_outstanding_blocking();
-    static std::atomic<bool> warned{false};
-    if (!warned.exchange(true)) {
-      spdlog::warn("trellis: {} reached its thread cap ({}); blocking sections stall workers",
-                   name_, cache_.max_threads());
+  w->handoff.store(kOffered, std::memory_order_seq_cst);
+  // A replacement already on its way whose role was taken back takes this one.
+  auto spare = spare_claimers_.load(std::memory_order_seq_cst);
+  while (spare > 0) {
+    if (spare_claimers_.compare_exchange_weak(spare, spare - 1, std::memory_order_seq_cst)) {
+      hand_offs_.fetch_add(1, std::memory_order_relaxed);
+      return true;
     }
-    return false;
+  }
+  UniqueFunction<void()> job([this] { claim_offered_role(); });
+  if (!cache_.try_run(job)) {
+    if (w->handoff.fetch_and(~kOffered, std::memory_order_acq_rel) & kOffered) {
+      // No replacement exists: still ours.
+      w->searching_credit = false;
+      searching_.fetch_sub(1, std::memory_order_seq_cst);
+      role = ThreadRoleState{ThreadRole::kWorker, this, w};
+      end_outstanding_blocking();
+      static std::atomic<bool> warned{false};
+      if (!warned.exchange(true)) {
+        spdlog::warn("trellis: {} reached its thread cap ({}); blocking sections stall workers",
+                     name_, cache_.max_threads());
+      }
+      return false;
+    }
+    // A replacement on its way took it after all, though it was not reserved: the spare count
+    // (replacements on their way minus roles offered) owes one.
+    spare_claimers_.fetch_sub(1, std::memory_order_seq_cst);
   }
   hand_offs_.fetch_add(1, std::memory_order_relaxed);
   return true;

@@ -113,7 +113,9 @@ TEST_CASE("10,000 sequential short blocking sections create at most a handful of
     REQUIRE(f.wait_for(30s));
     CHECK(f.get() == 10000);
     MESSAGE("threads created: ", pool.blocker_threads_created());
-    CHECK(pool.blocker_threads_created() <= 8);  // 1-5 seen under TSan on a loaded box
+    // One replacement for the first hand-off, at most one more while a hand-off races the
+    // take-back of a short section: a blocker is idle in the cache before it re-queues its task.
+    CHECK(pool.blocker_threads_created() <= 2);
     if (in_place) CHECK(pool.hand_offs() >= 5000);
   }
 }

@@ -22,6 +22,9 @@ TaskContext* task_context_of(std::coroutine_handle<P> h) noexcept {
 }
 
 EventExecutor* executor_or_current(TaskContext* ctx);
+// Resumes h on executor through execute(). On a blocker thread (a task that ran in place and now
+// suspends) the post waits until the thread is back in its cache (see defer_until_idle).
+void post_resume(EventExecutor* executor, std::coroutine_handle<> h);
 [[noreturn]] void throw_cancelled();
 
 class SleepAwaiter final : private CancelHook {
@@ -60,7 +63,7 @@ class YieldAwaiter {
   template <class P>
   void await_suspend(std::coroutine_handle<P> h) {
     ctx_ = task_context_of(h);
-    executor_or_current(ctx_)->execute([h] { h.resume(); });
+    post_resume(executor_or_current(ctx_), h);
   }
   void await_resume() const {
     if (ctx_ && ctx_->cancel_requested) throw_cancelled();
@@ -79,7 +82,7 @@ class ResumeOnAwaiter {
   bool await_suspend(std::coroutine_handle<P> h) {
     if (auto* ctx = task_context_of(h)) ctx->executor = target_;
     if (target_->in_event_loop()) return false;
-    target_->execute([h] { h.resume(); });
+    post_resume(target_, h);
     return true;
   }
   void await_resume() const noexcept {}

@@ -73,9 +73,13 @@ class [[nodiscard]] BlockingAwaiter {
     } catch (...) {
       error_ = std::current_exception();
     }
-    WorkStealingPool* pool = pool_;  // *this may be gone once the task resumes
-    resume_on_executor(ex, h);
-    end_shift(pool);
+    // The resumption waits until this thread is idle in its cache again, so the task's next
+    // blocking call reuses it. *this may be gone once the task resumes.
+    UniqueFunction<void()> resume([ex, h, pool = pool_] {
+      resume_on_executor(ex, h);
+      end_shift(pool);
+    });
+    if (!defer_until_idle(resume)) resume();
   }
 
   struct Empty {};

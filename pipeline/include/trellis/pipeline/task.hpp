@@ -9,6 +9,7 @@
 #include <utility>
 #include <variant>
 
+#include <trellis/pipeline/detail/thread_role.hpp>
 #include <trellis/pipeline/future.hpp>
 
 namespace trellis {
@@ -203,7 +204,14 @@ std::coroutine_handle<> TaskFinalAwaiter<T>::await_suspend(
     std::coroutine_handle<TaskPromise<T>> h) noexcept {
   auto& p = h.promise();
   if (auto c = p.continuation()) return c;
-  static_cast<SpawnState<T>*>(p.context())->complete_from(p);
+  auto* state = static_cast<SpawnState<T>*>(p.context());
+  if (t_thread_role.role == ThreadRole::kBlocker) {
+    // A task that ran in place on a blocker thread: publish its end once the thread is back in
+    // its cache, so whoever waits for it can reuse the thread.
+    UniqueFunction<void()> complete([state, &p] { state->complete_from(p); });
+    if (defer_until_idle(complete)) return std::noop_coroutine();
+  }
+  state->complete_from(p);
   return std::noop_coroutine();
 }
 

@@ -92,7 +92,8 @@ class WorkStealingPool final : public AbstractScheduledEventExecutor {
   using Job = detail::PoolJob;
 
   void worker_loop(Worker& w);
-  void claim_worker_role(Worker& w);
+  // A replacement thread's job: take whichever worker role is offered (see hand_off_worker_role).
+  void claim_offered_role();
   Job* next_job(Worker& w);
   Job* search(Worker& w);
   Job* steal(Worker& w);
@@ -147,6 +148,9 @@ class WorkStealingPool final : public AbstractScheduledEventExecutor {
   std::atomic<std::size_t> running_workers_{0};
   std::atomic<std::size_t> outstanding_blocking_{0};
   std::atomic<std::uint64_t> hand_offs_{0};
+  // Replacement threads on their way with no offered role left for them (their role was taken
+  // back): the next hand-off reserves one instead of starting another thread.
+  std::atomic<std::int64_t> spare_claimers_{0};
   Promise<void> termination_;
 };
 

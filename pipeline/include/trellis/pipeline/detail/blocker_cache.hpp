@@ -78,7 +78,8 @@ class BlockerCache {
   bool hand_to_idle_locked(UniqueFunction<void()>& job);
   void thread_main(Thread* self, std::string name, UniqueFunction<void()> first);
   // Waits for the next job; false when the thread must exit (keep-alive expired or shutdown).
-  bool next_job(Thread* self, UniqueFunction<void()>& job);
+  // Runs deferred (see defer_until_idle) once the thread is idle.
+  bool next_job(Thread* self, UniqueFunction<void()>& job, UniqueFunction<void()>& deferred);
   std::vector<std::unique_ptr<Thread>> take_zombies_locked();
 
   const Options options_;

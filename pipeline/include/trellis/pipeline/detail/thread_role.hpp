@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include <trellis/pipeline/unique_function.hpp>
+
 namespace trellis {
 class WorkStealingPool;
 }
@@ -27,5 +29,14 @@ struct ThreadRoleState {
 extern thread_local constinit ThreadRoleState t_thread_role;
 
 inline bool thread_may_block() noexcept { return t_thread_role.role == ThreadRole::kBlocker; }
+
+// On a blocker thread that runs a BlockerCache job, the last thing the job does before it ends
+// (resume the task it blocked for, re-queue or complete the task it ran in place) may wait until
+// the thread is back among the cache's idle threads: then the work it hands over finds this very
+// thread reusable instead of starting a new one. Takes action and returns true there; returns
+// false (action untouched, the caller runs it now) on any other thread or when one is kept.
+bool defer_until_idle(UniqueFunction<void()>& action) noexcept;
+// Runs the action kept by defer_until_idle now (a worker that took its role back stays busy).
+void run_deferred_until_idle() noexcept;
 
 }  // namespace trellis::detail
