@@ -56,7 +56,7 @@ std::shared_ptr<SocketChannel> SocketChannel::create_accepted(EventLoop& loop, C
 }
 
 SocketChannel::SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int fd)
-    : Channel(loop, parent), loop_(loop), fd_(fd) {
+    : Channel(loop, parent), loop_(loop), socket_(loop.io_context()), fd_(fd) {
   if (fd_ >= 0) {
     state_.store(kActive, std::memory_order_release);
     local_ = query_address(fd_, false);
@@ -66,7 +66,7 @@ SocketChannel::SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int f
 
 SocketChannel::~SocketChannel() {
   // Registered channels close their descriptor on the loop; this is for never-registered ones.
-  if (!socket_ && fd_ >= 0) ::close(fd_);
+  if (!socket_.is_open() && fd_ >= 0) ::close(fd_);
 }
 
 std::optional<SocketAddress> SocketChannel::local_address() const { return local_; }
@@ -82,9 +82,9 @@ Future<void> SocketChannel::register_channel(UniqueFunction<void(SocketChannel&)
 }
 
 void SocketChannel::do_register() {
-  if (fd_ >= 0 && !socket_) {
+  if (fd_ >= 0 && !socket_.is_open()) {
     options_.apply_to_socket(fd_, false);
-    socket_.emplace(loop_.io_context(), fd_);
+    socket_.assign(fd_);
   }
   self_ = shared_from_this();
   track(loop_);
@@ -92,10 +92,15 @@ void SocketChannel::do_register() {
 }
 
 void SocketChannel::ensure_socket(int family) {
-  if (socket_) return;
+  if (socket_.is_open()) return;
   fd_ = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw IoError(last_error(), "socket");
-  socket_.emplace(loop_.io_context(), fd_);
+  try {
+    socket_.assign(fd_);
+  } catch (...) {
+    fd_ = -1;  // assign closed it
+    throw;
+  }
   options_.apply_to_socket(fd_, false);
 }
 
@@ -142,9 +147,12 @@ void SocketChannel::do_connect(const SocketAddress& remote,
       self->unsafe().close(ChannelPromise{});
     });
   }
-  socket_->async_wait(
-      asio::posix::stream_descriptor::wait_write,
-      [self = shared_from_this()](const std::error_code& ec) { self->on_connect_ready(ec); });
+  write_wait_.prepare(shared_from_this(), this, &SocketChannel::on_connect_wait);
+  socket_.start_write_wait(write_wait_);
+}
+
+void SocketChannel::on_connect_wait(void* self, const std::error_code& ec) {
+  static_cast<SocketChannel*>(self)->on_connect_ready(ec);
 }
 
 void SocketChannel::on_connect_ready(const std::error_code& ec) {
@@ -191,9 +199,8 @@ void SocketChannel::do_close() {
     auto promise = std::move(connect_promise_);
     promise.try_failure(std::make_exception_ptr(ClosedChannelError()));
   }
-  if (socket_) {
-    std::error_code ignored;
-    socket_->close(ignored);  // closes fd_ and cancels the waits
+  if (socket_.is_open()) {
+    socket_.close();  // closes fd_ and aborts the waits
   } else if (fd_ >= 0) {
     ::close(fd_);
   }
@@ -205,7 +212,7 @@ void SocketChannel::close_for_shutdown() { unsafe().close(ChannelPromise{}); }
 
 void SocketChannel::do_deregister() {
   untrack();
-  socket_.reset();
+  socket_.close();
   // Channel::Unsafe still fires channel_unregistered after this returns: release the self
   // reference from a later handler.
   if (self_) asio::post(loop_.io_context(), [self = std::move(self_)] {});
@@ -220,11 +227,21 @@ void SocketChannel::do_begin_read() {
 }
 
 void SocketChannel::arm_read() {
-  if (waiting_read_ || !socket_) return;
+  if (waiting_read_ || !socket_.is_open()) return;
   waiting_read_ = true;
-  socket_->async_wait(
-      asio::posix::stream_descriptor::wait_read,
-      [self = shared_from_this()](const std::error_code& ec) { self->on_readable(ec); });
+  if (maybe_more_) {
+    // Data may be left from the last wake-up and no edge will announce it: read on the next
+    // turn of the loop (after other channels' work, as Netty's epoll transport does).
+    maybe_more_ = false;
+    asio::post(loop_.io_context(), [self = shared_from_this()] { self->on_readable({}); });
+    return;
+  }
+  read_wait_.prepare(shared_from_this(), this, &SocketChannel::on_read_ready);
+  socket_.start_read_wait(read_wait_);
+}
+
+void SocketChannel::on_read_ready(void* self, const std::error_code& ec) {
+  static_cast<SocketChannel*>(self)->on_readable(ec);
 }
 
 void SocketChannel::record_read(std::size_t n) noexcept {
@@ -244,12 +261,17 @@ void SocketChannel::record_read(std::size_t n) noexcept {
 
 void SocketChannel::on_readable(const std::error_code& ec) {
   waiting_read_ = false;
-  if (ec || !is_active() || input_shutdown_.load() || !read_pending_) return;
+  if (ec || !is_active() || input_shutdown_.load()) return;
+  if (!read_pending_) {
+    maybe_more_ = true;  // woken, but nobody wants to read now: the edge is spent
+    return;
+  }
   read_pending_ = false;
   ByteBufAllocator& alloc = config().allocator();
   const int max_reads = std::max(1, config().max_messages_per_read());
   int reads = 0;
   bool eof = false;
+  bool drained = false;
   std::error_code error;
   while (reads < max_reads) {
     ByteBuf buf = alloc.buffer(read_size_);
@@ -261,7 +283,11 @@ void SocketChannel::on_readable(const std::error_code& ec) {
       record_read(static_cast<std::size_t>(n));
       ++reads;
       pipeline().fire_channel_read(Message(std::move(buf)));
-      if (static_cast<std::size_t>(n) < want || !is_active()) break;
+      if (static_cast<std::size_t>(n) < want) {
+        drained = true;  // a short read: the socket was empty at that moment
+        break;
+      }
+      if (!is_active()) break;
       continue;
     }
     if (n == 0) {
@@ -269,9 +295,15 @@ void SocketChannel::on_readable(const std::error_code& ec) {
       break;
     }
     if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) error = last_error();
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      drained = true;
+    } else {
+      error = last_error();
+    }
     break;
   }
+  // Before read_complete: with auto_read it asks for the next read at once.
+  maybe_more_ = !drained && !eof && !error;
   if (reads > 0) pipeline().fire_channel_read_complete();
   if (error) {
     pipeline().fire_exception_caught(std::make_exception_ptr(IoError(error, "read")));
@@ -315,18 +347,21 @@ Message SocketChannel::filter_outbound_message(Message&& msg) {
 }
 
 void SocketChannel::arm_write() {
-  if (waiting_write_ || !socket_) return;
+  if (waiting_write_ || !socket_.is_open()) return;
   waiting_write_ = true;
-  socket_->async_wait(asio::posix::stream_descriptor::wait_write,
-                      [self = shared_from_this()](const std::error_code& ec) {
-                        self->waiting_write_ = false;
-                        if (ec || !self->is_active()) return;
-                        self->unsafe().write_flushed();
-                      });
+  write_wait_.prepare(shared_from_this(), this, &SocketChannel::on_write_ready);
+  socket_.start_write_wait(write_wait_);
+}
+
+void SocketChannel::on_write_ready(void* self, const std::error_code& ec) {
+  auto* ch = static_cast<SocketChannel*>(self);
+  ch->waiting_write_ = false;
+  if (ec || !ch->is_active()) return;
+  ch->unsafe().write_flushed();
 }
 
 void SocketChannel::do_write(ChannelOutboundBuffer& out) {
-  if (waiting_write_ || !socket_) return;  // the writability wait continues
+  if (waiting_write_ || !socket_.is_open()) return;  // the writability wait continues
   if (output_shutdown_.load()) {
     out.fail_flushed(std::make_exception_ptr(ClosedChannelError("output is shut down")), true);
     return;

@@ -8,12 +8,11 @@
 #include <memory>
 #include <optional>
 
-#include <asio/posix/stream_descriptor.hpp>
-
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/transport/channel_option.hpp>
 #include <trellis/transport/detail/loop_channel_registry.hpp>
+#include <trellis/transport/detail/reactor_descriptor.hpp>
 #include <trellis/transport/event_loop.hpp>
 
 namespace trellis {
@@ -84,6 +83,9 @@ class SocketChannel final : public Channel,
   void close_for_shutdown() override;
   void ensure_socket(int family);
   void arm_read();
+  static void on_read_ready(void* self, const std::error_code& ec);
+  static void on_write_ready(void* self, const std::error_code& ec);
+  static void on_connect_wait(void* self, const std::error_code& ec);
   void on_readable(const std::error_code& ec);
   void on_eof();
   void arm_write();
@@ -94,7 +96,9 @@ class SocketChannel final : public Channel,
   void cache_addresses();
 
   EventLoop& loop_;
-  std::optional<asio::posix::stream_descriptor> socket_;
+  detail::ReactorDescriptor socket_;
+  detail::ReadinessWait read_wait_;
+  detail::ReadinessWait write_wait_;  // writability, or the connect's completion
   int fd_ = -1;
   std::atomic<int> state_{kOpen};
   std::atomic<bool> input_shutdown_{false};
@@ -105,6 +109,9 @@ class SocketChannel final : public Channel,
   bool read_pending_ = false;
   bool waiting_read_ = false;
   bool waiting_write_ = false;
+  // The last wake-up did not read until EAGAIN (read limit, or reading was off): the next read
+  // must not wait for an edge that may never come.
+  bool maybe_more_ = false;
   std::size_t read_size_ = kInitialReadSize;
   int small_reads_ = 0;
   ChannelPromise connect_promise_;

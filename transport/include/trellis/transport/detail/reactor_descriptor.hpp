@@ -1,0 +1,77 @@
+// ReactorDescriptor: a socket registered directly with its EventLoop's Asio reactor (epoll, edge-
+// triggered), for readiness waits that cost no system call. Asio's async_wait re-arms interest
+// with epoll_ctl on every wait; a socket channel that reads by itself after each wake-up needs
+// only "tell me at the next edge", which the reactor can do for free when the last wake-up
+// drained the socket. One ReadinessWait per direction lives in the channel and is reused.
+#pragma once
+
+#include <memory>
+#include <system_error>
+
+#include <asio/detail/reactor.hpp>
+#include <asio/detail/reactor_op.hpp>
+#include <asio/io_context.hpp>  // first: it completes the scheduler the reactor needs
+
+namespace trellis::detail {
+
+// A reusable readiness wait: at most one in flight. While pending it holds keep_alive (the
+// channel), so the channel outlives a wait that the reactor completes or aborts.
+class ReadinessWait final : public asio::detail::reactor_op {
+ public:
+  using Callback = void (*)(void* target, const std::error_code& ec);
+
+  ReadinessWait() : reactor_op(asio::error_code(), &do_perform, &do_complete) {}
+  ReadinessWait(const ReadinessWait&) = delete;
+  ReadinessWait& operator=(const ReadinessWait&) = delete;
+
+  // Prepares the next wait: callback(target, ec) runs on the loop when it completes (ec is
+  // operation_aborted when the descriptor closes first).
+  void prepare(std::shared_ptr<void> keep_alive, void* target, Callback callback) noexcept {
+    ec_ = asio::error_code();
+    keep_alive_ = std::move(keep_alive);
+    target_ = target;
+    callback_ = callback;
+  }
+
+ private:
+  // The reactor performs a wait when the descriptor is (or may be) ready: it is over at once,
+  // and "exhausted" tells the reactor not to try the next wait speculatively until a new edge.
+  static status do_perform(reactor_op*) { return done_and_exhausted; }
+  static void do_complete(void* owner, asio::detail::operation* base, const asio::error_code&,
+                          std::size_t);
+
+  std::shared_ptr<void> keep_alive_;
+  void* target_ = nullptr;
+  Callback callback_ = nullptr;
+};
+
+class ReactorDescriptor {
+ public:
+  explicit ReactorDescriptor(asio::io_context& context);
+  ~ReactorDescriptor();
+  ReactorDescriptor(const ReactorDescriptor&) = delete;
+  ReactorDescriptor& operator=(const ReactorDescriptor&) = delete;
+
+  // Takes ownership of fd and registers it (readable and error edges; writable on demand).
+  // Throws std::system_error if the reactor refuses it (fd is then closed).
+  void assign(int fd);
+  bool is_open() const noexcept { return fd_ >= 0; }
+  int native_handle() const noexcept { return fd_; }
+
+  // Completes at the next readable edge, or at once if an edge came since the last wait
+  // completed: no system call when the socket was drained. The caller must only wait again
+  // after reading until EAGAIN (or a short read); otherwise data may sit unseen.
+  void start_read_wait(ReadinessWait& wait);
+  // Completes when the socket is writable (adds EPOLLOUT interest: one epoll_ctl).
+  void start_write_wait(ReadinessWait& wait);
+
+  // Aborts pending waits (they complete with operation_aborted) and closes the descriptor.
+  void close() noexcept;
+
+ private:
+  asio::detail::reactor& reactor_;
+  asio::detail::reactor::per_descriptor_data data_ = nullptr;
+  int fd_ = -1;
+};
+
+}  // namespace trellis::detail
