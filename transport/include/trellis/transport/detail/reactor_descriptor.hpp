@@ -8,9 +8,11 @@
 #include <memory>
 #include <system_error>
 
+// First: it completes the scheduler that the reactor headers need.
+#include <asio/io_context.hpp>
+
 #include <asio/detail/reactor.hpp>
 #include <asio/detail/reactor_op.hpp>
-#include <asio/io_context.hpp>  // first: it completes the scheduler the reactor needs
 
 namespace trellis::detail {
 
