@@ -277,30 +277,35 @@ void SocketChannel::on_readable(const std::error_code& ec) {
     ByteBuf buf = alloc.buffer(read_size_);
     auto span = buf.writable_span();
     const std::size_t want = std::min(span.size(), kMaxReadSize);
-    const ssize_t n = ::read(fd_, span.data(), want);
-    if (n > 0) {
-      buf.set_writer_index(static_cast<std::size_t>(n));
-      record_read(static_cast<std::size_t>(n));
-      ++reads;
-      pipeline().fire_channel_read(Message(std::move(buf)));
-      if (static_cast<std::size_t>(n) < want) {
-        drained = true;  // a short read: the socket was empty at that moment
-        break;
+    // Fill the buffer until it is full, the socket is empty (EAGAIN) or the stream ends. A short
+    // read alone does not prove the socket empty: data and a FIN that arrive before one wake-up
+    // share one edge, and a read returns the data without the end of stream behind it. The
+    // probing read goes into the same buffer, so it costs no allocation.
+    std::size_t got = 0;
+    while (got < want) {
+      const ssize_t n = ::read(fd_, span.data() + got, want - got);
+      if (n > 0) {
+        got += static_cast<std::size_t>(n);
+        continue;
       }
-      if (!is_active()) break;
-      continue;
-    }
-    if (n == 0) {
-      eof = true;
+      if (n == 0) {
+        eof = true;
+      } else if (errno == EINTR) {
+        continue;
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        drained = true;
+      } else {
+        error = last_error();
+      }
       break;
     }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      drained = true;
-    } else {
-      error = last_error();
+    if (got > 0) {
+      buf.set_writer_index(got);
+      record_read(got);
+      ++reads;
+      pipeline().fire_channel_read(Message(std::move(buf)));
     }
-    break;
+    if (eof || drained || error || !is_active()) break;
   }
   // Before read_complete: with auto_read it asks for the next read at once.
   maybe_more_ = !drained && !eof && !error;

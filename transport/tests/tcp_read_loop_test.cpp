@@ -2,6 +2,7 @@
 // early (read limit, reading switched off) must still be read without a new edge from the peer.
 #include <doctest/doctest.h>
 
+#include <future>
 #include <thread>
 
 #include "tcp_test_support.hpp"
@@ -82,6 +83,32 @@ TEST_CASE("data that arrives while reading is switched off is read after read()"
   child->read();  // the peer sends nothing more: no new edge will come
   REQUIRE(collector->done().wait_for(kWait));
   CHECK(collector->bytes() == "abcdef");
+  server->close();
+  REQUIRE(server->close_future().wait_for(kWait));
+}
+
+TEST_CASE("a FIN that arrives together with the last bytes is seen after a short read") {
+  EventLoopGroup group(1);
+  auto collector = std::make_shared<CollectHandler>(1);
+  auto [server, child_future] = serve(group, collector, {});
+  RawClient client(server->local_address()->port());
+  REQUIRE(child_future.wait_for(kWait));
+  auto child = child_future.get();
+  // Hold the loop while the byte and the FIN arrive, so that one wake-up announces both: the
+  // read of "x" is short, and no later edge will tell of the end of the stream.
+  std::promise<void> gate;
+  std::promise<void> holding;
+  child->event_loop().execute([&] {
+    holding.set_value();
+    gate.get_future().wait();
+  });
+  holding.get_future().wait();
+  REQUIRE(client.send_all("x"));
+  client.shutdown_write();
+  gate.set_value();
+  REQUIRE(collector->done().wait_for(kWait));
+  CHECK(collector->bytes() == "x");
+  CHECK(child->close_future().wait_for(kWait));  // without half-closure, the FIN closes it
   server->close();
   REQUIRE(server->close_future().wait_for(kWait));
 }

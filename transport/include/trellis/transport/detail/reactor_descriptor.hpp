@@ -62,7 +62,8 @@ class ReactorDescriptor {
 
   // Completes at the next readable edge, or at once if an edge came since the last wait
   // completed: no system call when the socket was drained. The caller must only wait again
-  // after reading until EAGAIN (or a short read); otherwise data may sit unseen.
+  // after reading until EAGAIN or end of stream; otherwise data may sit unseen. (A short read is
+  // not enough: bytes and a FIN that arrive before one wake-up share one edge.)
   void start_read_wait(ReadinessWait& wait);
   // Completes when the socket is writable (adds EPOLLOUT interest: one epoll_ctl).
   void start_write_wait(ReadinessWait& wait);
