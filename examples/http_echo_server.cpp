@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   trellis::ServerBootstrap bootstrap;
   bootstrap.group(acceptor, workers)
       .channel<trellis::ServerSocketChannel>()
+      .option(trellis::channel_option::so_reuseaddr, true)
       .child_handler(trellis::ChannelInitializer::from(
           [](trellis::Channel& ch) { examples::init_http_echo_pipeline(ch); }));
 

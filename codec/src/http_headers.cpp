@@ -1,88 +1,77 @@
 // Header fields storage and lookup (see http_headers.hpp).
 #include <trellis/codec/http/http_headers.hpp>
 
-#include <array>
+#include <algorithm>
+#include <bit>
+#include <cstring>
 
+#include <trellis/pipeline/byte_buf_allocator.hpp>
 #include <trellis/pipeline/error.hpp>
+#include <trellis/pipeline/pooled_byte_buf_allocator.hpp>
 
 namespace trellis::http {
 
 namespace {
-constexpr std::array<std::string_view, static_cast<std::size_t>(HeaderId::kCount)> kNames = {
-    "",
-    "Host",
-    "Content-Length",
-    "Content-Type",
-    "Transfer-Encoding",
-    "Connection",
-    "Keep-Alive",
-    "Expect",
-    "Date",
-    "Server",
-    "User-Agent",
-    "Accept",
-    "Accept-Encoding",
-    "Accept-Language",
-    "Cookie",
-    "Set-Cookie",
-    "Trailer",
-    "Upgrade",
-    "TE",
-    "Cache-Control",
-    "Referer",
-    "Origin",
-    "Authorization",
-    "Content-Encoding",
-};
-
-constexpr unsigned char lower(unsigned char c) noexcept {
-  return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + 32) : c;
-}
-
 bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }
+
+// Characters and entries are addressed with 32-bit offsets; a ByteBuf is smaller still.
+constexpr std::size_t kMaxBlock = ByteBuf::kMaxCapacity;
 }  // namespace
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (lower(static_cast<unsigned char>(a[i])) != lower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string_view header_name(HeaderId id) noexcept { return kNames[static_cast<std::size_t>(id)]; }
-
-HeaderId header_id(std::string_view name) noexcept {
-  // A linear scan that rejects on length and first letter before comparing characters.
-  if (name.empty()) return HeaderId::kOther;
-  const unsigned char first = lower(static_cast<unsigned char>(name[0]));
-  for (std::size_t i = 1; i < kNames.size(); ++i) {
-    const auto& known = kNames[i];
-    if (known.size() == name.size() && lower(static_cast<unsigned char>(known[0])) == first &&
-        iequals(known, name)) {
-      return static_cast<HeaderId>(i);
-    }
-  }
-  return HeaderId::kOther;
-}
 
 HttpHeaders& HttpHeaders::operator=(const HttpHeaders& other) {
   if (this != &other) {
-    arena_ = other.arena_;
-    entries_ = other.entries_;
+    clear();
+    if (other.size_ == 0) return *this;
+    ensure(other.size_, other.chars_size_);
+    std::memcpy(entries(), other.entries(), other.size_ * sizeof(Entry));
+    std::memcpy(chars(), other.chars(), other.chars_size_);
+    size_ = other.size_;
+    chars_size_ = other.chars_size_;
   }
   return *this;
 }
 
-std::uint32_t HttpHeaders::append(std::string_view text) {
-  if (arena_.size() + text.size() > UINT32_MAX)
+void HttpHeaders::grow(std::size_t fields, std::size_t bytes) {
+  const std::size_t old_chars = char_capacity();
+  if (fields > kMaxBlock / sizeof(Entry) || bytes > kMaxBlock) {
     throw InvalidArgumentError("header block too large");
-  auto offset = static_cast<std::uint32_t>(arena_.size());
-  arena_.append(text);
+  }
+  // At least double what overflows, and start at 8 fields and 128 characters.
+  std::size_t entry_capacity = entry_capacity_;
+  if (fields > entry_capacity_ - size_) {
+    entry_capacity = std::max<std::size_t>({size_ + fields, 2 * entry_capacity_, 8});
+  }
+  std::size_t char_capacity = old_chars;
+  if (bytes > old_chars - chars_size_) {
+    char_capacity = std::max<std::size_t>({chars_size_ + bytes, 2 * old_chars, 128});
+  }
+  std::size_t total = entry_capacity * sizeof(Entry) + char_capacity;
+  if (total > kMaxBlock) throw InvalidArgumentError("header block too large");
+  // The pool hands out power-of-two blocks: the rounding is free room for characters.
+  if (total <= PooledByteBufAllocator::kMaxSizeClass) total = std::bit_ceil(total);
+  ByteBuf storage = ByteBufAllocator::default_allocator().buffer(total);
+  auto* base = reinterpret_cast<char*>(storage.data());
+  if (size_ > 0) std::memcpy(base, entries(), size_ * sizeof(Entry));
+  if (chars_size_ > 0) {
+    std::memcpy(base + entry_capacity * sizeof(Entry), chars(), chars_size_);
+  }
+  storage_ = std::move(storage);
+  entry_capacity_ = static_cast<std::uint32_t>(entry_capacity);
+}
+
+std::uint32_t HttpHeaders::append(std::string_view text) noexcept {
+  const auto offset = chars_size_;
+  if (!text.empty()) std::memcpy(chars() + offset, text.data(), text.size());
+  chars_size_ += static_cast<std::uint32_t>(text.size());
   return offset;
 }
+
+std::uint32_t HttpHeaders::append_block(std::string_view block, std::size_t fields) {
+  ensure(fields, block.size());
+  return append(block);
+}
+
+void HttpHeaders::throw_name_too_long() { throw InvalidArgumentError("header name too long"); }
 
 void HttpHeaders::add(std::string_view name, std::string_view value) {
   auto id = header_id(name);
@@ -90,22 +79,15 @@ void HttpHeaders::add(std::string_view name, std::string_view value) {
     add(id, value);
     return;
   }
-  if (name.size() > UINT16_MAX) throw InvalidArgumentError("header name too long");
-  Entry e{};
-  e.id = HeaderId::kOther;
-  e.name_offset = append(name);
-  e.name_length = static_cast<std::uint16_t>(name.size());
-  e.value_offset = append(value);
-  e.value_length = static_cast<std::uint32_t>(value.size());
-  entries_.push_back(e);
+  if (name.size() > UINT16_MAX) throw_name_too_long();
+  ensure(1, name.size() + value.size());
+  const auto name_offset = append(name);
+  push(HeaderId::kOther, name_offset, name.size(), append(value), value.size());
 }
 
 void HttpHeaders::add(HeaderId id, std::string_view value) {
-  Entry e{};
-  e.id = id;
-  e.value_offset = append(value);
-  e.value_length = static_cast<std::uint32_t>(value.size());
-  entries_.push_back(e);
+  ensure(1, value.size());
+  push(id, 0, 0, append(value), value.size());
 }
 
 void HttpHeaders::set(std::string_view name, std::string_view value) {
@@ -115,30 +97,35 @@ void HttpHeaders::set(std::string_view name, std::string_view value) {
 
 std::size_t HttpHeaders::remove(std::string_view name) {
   auto id = header_id(name);
-  std::size_t before = entries_.size();
-  std::erase_if(entries_, [&](const Entry& e) {
+  Entry* first = entries();
+  Entry* last = std::remove_if(first, first + size_, [&](const Entry& e) {
     return id != HeaderId::kOther ? e.id == id
                                   : e.id == HeaderId::kOther && iequals(field(e).name, name);
   });
-  // The arena keeps the removed characters until clear(): removal is rare.
-  return before - entries_.size();
+  // The characters of removed fields stay until clear(): removal is rare.
+  const auto removed = static_cast<std::size_t>(first + size_ - last);
+  size_ = static_cast<std::uint32_t>(last - first);
+  return removed;
 }
 
 void HttpHeaders::clear() noexcept {
-  arena_.clear();
-  entries_.clear();
+  // The block is kept for reuse.
+  size_ = 0;
+  chars_size_ = 0;
 }
 
 HttpHeaders::Field HttpHeaders::field(const Entry& e) const noexcept {
+  const char* c = chars();
   std::string_view name = e.id != HeaderId::kOther
                               ? header_name(e.id)
-                              : std::string_view(arena_.data() + e.name_offset, e.name_length);
-  return {name, std::string_view(arena_.data() + e.value_offset, e.value_length)};
+                              : std::string_view(c + e.name_offset, e.name_length);
+  return {name, std::string_view(c + e.value_offset, e.value_length)};
 }
 
 std::optional<std::string_view> HttpHeaders::get(HeaderId id) const noexcept {
-  for (const auto& e : entries_) {
-    if (e.id == id) return field(e).value;
+  const Entry* e = entries();
+  for (std::size_t i = 0; i < size_; ++i) {
+    if (e[i].id == id) return field(e[i]).value;
   }
   return std::nullopt;
 }
@@ -146,9 +133,10 @@ std::optional<std::string_view> HttpHeaders::get(HeaderId id) const noexcept {
 std::optional<std::string_view> HttpHeaders::get(std::string_view name) const noexcept {
   auto id = header_id(name);
   if (id != HeaderId::kOther) return get(id);
-  for (const auto& e : entries_) {
-    if (e.id == HeaderId::kOther) {
-      auto f = field(e);
+  const Entry* e = entries();
+  for (std::size_t i = 0; i < size_; ++i) {
+    if (e[i].id == HeaderId::kOther) {
+      auto f = field(e[i]);
       if (iequals(f.name, name)) return f.value;
     }
   }
@@ -158,25 +146,28 @@ std::optional<std::string_view> HttpHeaders::get(std::string_view name) const no
 std::vector<std::string_view> HttpHeaders::get_all(std::string_view name) const {
   std::vector<std::string_view> values;
   auto id = header_id(name);
-  for (const auto& e : entries_) {
-    if (id != HeaderId::kOther ? e.id == id
-                               : e.id == HeaderId::kOther && iequals(field(e).name, name)) {
-      values.push_back(field(e).value);
+  const Entry* e = entries();
+  for (std::size_t i = 0; i < size_; ++i) {
+    if (id != HeaderId::kOther ? e[i].id == id
+                               : e[i].id == HeaderId::kOther && iequals(field(e[i]).name, name)) {
+      values.push_back(field(e[i]).value);
     }
   }
   return values;
 }
 
 std::size_t HttpHeaders::count(HeaderId id) const noexcept {
+  const Entry* e = entries();
   std::size_t n = 0;
-  for (const auto& e : entries_) n += e.id == id;
+  for (std::size_t i = 0; i < size_; ++i) n += e[i].id == id;
   return n;
 }
 
 bool HttpHeaders::contains_token(HeaderId id, std::string_view token) const noexcept {
-  for (const auto& e : entries_) {
-    if (e.id != id) continue;
-    std::string_view list = field(e).value;
+  const Entry* e = entries();
+  for (std::size_t i = 0; i < size_; ++i) {
+    if (e[i].id != id) continue;
+    std::string_view list = field(e[i]).value;
     while (!list.empty()) {
       auto comma = list.find(',');
       auto item = list.substr(0, comma);
@@ -191,8 +182,9 @@ bool HttpHeaders::contains_token(HeaderId id, std::string_view token) const noex
 }
 
 void HttpHeaders::reserve(std::size_t bytes, std::size_t fields) {
-  arena_.reserve(bytes);
-  entries_.reserve(fields);
+  const std::size_t more_fields = fields > size_ ? fields - size_ : 0;
+  const std::size_t more_bytes = bytes > chars_size_ ? bytes - chars_size_ : 0;
+  ensure(more_fields, more_bytes);
 }
 
 }  // namespace trellis::http

@@ -1,6 +1,8 @@
 // Persistent-connection handling for servers (see http_server_keep_alive_handler.hpp).
 #include <trellis/codec/http/http_server_keep_alive_handler.hpp>
 
+#include <algorithm>
+
 #include <trellis/codec/http/http_response_encoder.hpp>
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/channel_handler_context.hpp>
@@ -8,14 +10,27 @@
 
 namespace trellis::http {
 
+void HttpServerKeepAliveHandler::PendingQueue::push_back(PendingRequest r) {
+  if (size_ == ring_.size()) {
+    std::vector<PendingRequest> bigger;
+    bigger.reserve(std::max<std::size_t>(4, ring_.size() * 2));
+    for (std::size_t i = 0; i < size_; ++i) bigger.push_back(ring_[(head_ + i) % ring_.size()]);
+    bigger.resize(bigger.capacity());
+    ring_ = std::move(bigger);
+    head_ = 0;
+  }
+  ring_[(head_ + size_) % ring_.size()] = r;
+  ++size_;
+}
+
 void HttpServerKeepAliveHandler::handler_added(ChannelHandlerContext& ctx) {
-  if (ctx.channel().is_active()) arm_idle_timer(ctx);
+  if (ctx.channel().is_active()) mark_idle(ctx);
 }
 
 void HttpServerKeepAliveHandler::handler_removed(ChannelHandlerContext&) { cancel_idle_timer(); }
 
 void HttpServerKeepAliveHandler::channel_active(ChannelHandlerContext& ctx) {
-  arm_idle_timer(ctx);
+  mark_idle(ctx);
   ctx.fire_channel_active();
 }
 
@@ -31,10 +46,10 @@ void HttpServerKeepAliveHandler::on_request(HttpVersion version, const HttpHeade
 
 void HttpServerKeepAliveHandler::channel_read(ChannelHandlerContext& ctx, Message msg) {
   if (auto* r = msg.try_get<HttpRequest>()) {
-    cancel_idle_timer();
+    idle_since_ = -1;
     on_request(r->version, r->headers);
   } else if (auto* f = msg.try_get<FullHttpRequest>()) {
-    cancel_idle_timer();
+    idle_since_ = -1;
     on_request(f->version, f->headers);
   }
   ctx.fire_channel_read(std::move(msg));
@@ -89,13 +104,33 @@ void HttpServerKeepAliveHandler::write(ChannelHandlerContext& ctx, Message msg,
     return;
   }
   ctx.write(std::move(msg), std::move(promise));
-  if (pending_.empty()) arm_idle_timer(ctx);
+  if (pending_.empty()) mark_idle(ctx);
 }
 
-void HttpServerKeepAliveHandler::arm_idle_timer(ChannelHandlerContext& ctx) {
+void HttpServerKeepAliveHandler::mark_idle(ChannelHandlerContext& ctx) {
   if (idle_timeout_.count() <= 0 || closing_) return;
-  cancel_idle_timer();
-  idle_timer_ = ctx.executor().schedule(idle_timeout_, [&ctx] { ctx.close(); });
+  idle_since_ = ctx.executor().current_time_nanos();
+  if (!idle_timer_.valid()) schedule_idle_check(ctx, idle_timeout_);
+}
+
+void HttpServerKeepAliveHandler::schedule_idle_check(ChannelHandlerContext& ctx,
+                                                     std::chrono::nanoseconds delay) {
+  idle_timer_ = ctx.executor().schedule(delay, [this, &ctx] { on_idle_check(ctx); });
+}
+
+void HttpServerKeepAliveHandler::on_idle_check(ChannelHandlerContext& ctx) {
+  idle_timer_ = {};
+  if (closing_) return;
+  if (idle_since_ < 0) {  // a request is in progress: look again a full period later
+    schedule_idle_check(ctx, idle_timeout_);
+    return;
+  }
+  const auto idle_for = ctx.executor().current_time_nanos() - idle_since_;
+  if (idle_for >= idle_timeout_.count()) {
+    ctx.close();
+    return;
+  }
+  schedule_idle_check(ctx, std::chrono::nanoseconds(idle_timeout_.count() - idle_for));
 }
 
 void HttpServerKeepAliveHandler::cancel_idle_timer() {

@@ -205,6 +205,21 @@ TEST_CASE("an idle keep-alive connection closes after the timeout on the loop's 
   CHECK_FALSE(ch.is_active());
 }
 
+TEST_CASE("a request still being answered is not idle, however long it takes") {
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(),
+                     std::make_shared<HttpServerKeepAliveHandler>(10s)};
+  ch.freeze_time();
+  ch.advance_by(4s);
+  ch.write_inbound(get("/slow"));
+  ch.advance_by(35s);  // three idle checks pass while the handler works
+  CHECK(ch.is_active());
+  ch.write_outbound(hello());
+  ch.advance_by(9s);  // idle from the answer on, not from the last check
+  CHECK(ch.is_active());
+  ch.advance_by(1s);
+  CHECK_FALSE(ch.is_active());
+}
+
 TEST_CASE("Expect: 100-continue gets an interim 100 before the body is read") {
   HttpResponseEncoder::Options options;
   options.add_date_header = false;

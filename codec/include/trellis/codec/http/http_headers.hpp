@@ -1,13 +1,17 @@
-// HttpHeaders: an ordered multi-map of header fields with case-insensitive names. Names and
-// values live in one character arena and well-known names are interned, so a decoded header
-// block costs two allocations (arena and index) however many fields it has.
+// HttpHeaders: an ordered multi-map of header fields with case-insensitive names. The field index
+// and the characters of names and values share one pooled ByteBuf block, and well-known names are
+// interned, so a decoded header block costs one pool allocation (no heap allocation once the
+// pool is warm) however many fields it has.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include <trellis/pipeline/byte_buf.hpp>
 
 namespace trellis::http {
 
@@ -69,8 +73,20 @@ class HttpHeaders {
   HttpHeaders() = default;
   HttpHeaders(const HttpHeaders& other) { *this = other; }
   HttpHeaders& operator=(const HttpHeaders& other);
-  HttpHeaders(HttpHeaders&&) noexcept = default;
-  HttpHeaders& operator=(HttpHeaders&&) noexcept = default;
+  HttpHeaders(HttpHeaders&& other) noexcept
+      : storage_(std::move(other.storage_)),
+        size_(std::exchange(other.size_, 0)),
+        entry_capacity_(std::exchange(other.entry_capacity_, 0)),
+        chars_size_(std::exchange(other.chars_size_, 0)) {}
+  HttpHeaders& operator=(HttpHeaders&& other) noexcept {
+    if (this != &other) {
+      storage_ = std::move(other.storage_);
+      size_ = std::exchange(other.size_, 0);
+      entry_capacity_ = std::exchange(other.entry_capacity_, 0);
+      chars_size_ = std::exchange(other.chars_size_, 0);
+    }
+    return *this;
+  }
 
   // Appends a field (multi-values keep their order).
   void add(std::string_view name, std::string_view value);
@@ -92,10 +108,10 @@ class HttpHeaders {
   bool contains_token(HeaderId id, std::string_view token) const noexcept;
   std::size_t count(HeaderId id) const noexcept;
 
-  std::size_t size() const noexcept { return entries_.size(); }
-  bool empty() const noexcept { return entries_.empty(); }
-  Field operator[](std::size_t i) const noexcept { return field(entries_[i]); }
-  HeaderId id_at(std::size_t i) const noexcept { return entries_[i].id; }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  Field operator[](std::size_t i) const noexcept { return field(entries()[i]); }
+  HeaderId id_at(std::size_t i) const noexcept { return entries()[i].id; }
 
   class Iterator {
    public:
@@ -112,24 +128,60 @@ class HttpHeaders {
     std::size_t i_;
   };
   Iterator begin() const noexcept { return {this, 0}; }
-  Iterator end() const noexcept { return {this, entries_.size()}; }
+  Iterator end() const noexcept { return {this, size_}; }
 
   // Reserves room for a header block of about bytes characters and fields fields.
   void reserve(std::size_t bytes, std::size_t fields);
 
  private:
+  friend class HttpParser;  // fills the block directly (see append_block and push)
+
   struct Entry {
-    std::uint32_t name_offset;  // into arena_, unless id != kOther
+    std::uint32_t name_offset;  // into chars(), unless id != kOther
     std::uint32_t value_offset;
-    std::uint16_t name_length;
     std::uint32_t value_length;
+    std::uint16_t name_length;
     HeaderId id;
   };
-  Field field(const Entry& e) const noexcept;
-  std::uint32_t append(std::string_view text);
 
-  std::string arena_;
-  std::vector<Entry> entries_;
+  // storage_ holds entry_capacity_ entries, then the characters: [Entry...][chars...].
+  const Entry* entries() const noexcept { return reinterpret_cast<const Entry*>(storage_.data()); }
+  Entry* entries() noexcept { return reinterpret_cast<Entry*>(storage_.data()); }
+  const char* chars() const noexcept {
+    return reinterpret_cast<const char*>(storage_.data()) + entry_capacity_ * sizeof(Entry);
+  }
+  char* chars() noexcept {
+    return reinterpret_cast<char*>(storage_.data()) + entry_capacity_ * sizeof(Entry);
+  }
+  std::size_t char_capacity() const noexcept {
+    return storage_.capacity() - entry_capacity_ * sizeof(Entry);
+  }
+  // Makes room for `fields` more entries and `bytes` more characters.
+  void ensure(std::size_t fields, std::size_t bytes) {
+    if (fields > entry_capacity_ - size_ || bytes > char_capacity() - chars_size_) {
+      grow(fields, bytes);
+    }
+  }
+  void grow(std::size_t fields, std::size_t bytes);
+  Field field(const Entry& e) const noexcept;
+  // Copies text after the characters (room must be ensured); returns its offset.
+  std::uint32_t append(std::string_view text) noexcept;
+  // For the parser: copies a whole field block once and makes room for `fields` entries; the
+  // fields are then pushed with offsets into the copy (the returned offset of its first byte).
+  std::uint32_t append_block(std::string_view block, std::size_t fields);
+  void push(HeaderId id, std::uint32_t name_offset, std::size_t name_length,
+            std::uint32_t value_offset, std::size_t value_length) {
+    if (name_length > UINT16_MAX) throw_name_too_long();
+    if (size_ == entry_capacity_) grow(1, 0);
+    entries()[size_++] = Entry{name_offset, value_offset, static_cast<std::uint32_t>(value_length),
+                               static_cast<std::uint16_t>(name_length), id};
+  }
+  [[noreturn]] static void throw_name_too_long();
+
+  ByteBuf storage_;
+  std::uint32_t size_ = 0;
+  std::uint32_t entry_capacity_ = 0;
+  std::uint32_t chars_size_ = 0;
 };
 
 }  // namespace trellis::http

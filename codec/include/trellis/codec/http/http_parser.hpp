@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string_view>
 #include <variant>
 
 #include <trellis/codec/decoder_error.hpp>
@@ -70,14 +71,40 @@ class HttpParser {
     kFailed
   };
 
-  // Finds the end of a head (or trailer section) from scan_pos_; returns its length including
-  // the blank line, or 0 when more input is needed.
-  std::size_t scan_head(const ByteBuf& in, bool trailers);
-  Event parse_head(ByteBuf& in, std::size_t length);
-  void parse_fields(std::string_view block, HttpHeaders& headers);
+  // Where a complete head (or trailer section) ends, as found by scan_head.
+  struct HeadScan {
+    std::size_t length = 0;          // including the blank line; 0 while more input is needed
+    std::size_t first_line_end = 0;  // after the CRLF of the first line (heads only)
+    std::size_t lines = 0;           // lines before the blank line
+  };
+  // Finds the end of a head (or trailer section), resuming at scan_pos_, and enforces the line
+  // syntax (CRLF only) and the size and count limits on the way (http_parser_scan.cpp).
+  HeadScan scan_head(const ByteBuf& in, bool trailers);
+  bool scan_window(const char* p, std::size_t n, std::size_t window, std::size_t& i, bool trailers,
+                   HeadScan& head);
+  bool scan_bytes(const char* p, std::size_t n, std::size_t end, std::size_t& i, bool trailers,
+                  HeadScan& head);
+  bool end_line(std::size_t lf, bool trailers, HeadScan& head);
+  [[noreturn]] void fail_field_count();  // out of line: keeps end_line small enough to inline
+  Event parse_head(ByteBuf& in, const HeadScan& scan);
+  void parse_request_line(std::string_view line, HttpRequest& request);
+  void parse_status_line(std::string_view line, HttpResponse& response);
+  HttpVersion parse_version(std::string_view text);
+  // block: field lines, each ending in CRLF; fields: how many lines it holds.
+  void parse_fields(std::string_view block, std::size_t fields, HttpHeaders& headers);
+  // The detailed error of a bad request line or field line (the slow path); always throws.
+  [[noreturn]] void reject_request_line(std::string_view line);
+  [[noreturn]] void reject_field_line(std::string_view rest);
+  // The fields that decide how a body is framed, counted in one pass over the ids.
+  struct FramingFields {
+    std::size_t hosts = 0;
+    bool has_te = false;
+    bool has_cl = false;
+  };
+  static FramingFields framing_fields(const HttpHeaders& headers) noexcept;
   void frame_request_body(const HttpRequest& request);
   void frame_response_body(const HttpResponse& response);
-  void frame_body(const HttpHeaders& headers, bool request);
+  void frame_body(const HttpHeaders& headers, const FramingFields& framing, bool request);
   Event parse_chunk_size(ByteBuf& in);
   Event body_piece(ByteBuf& in, std::uint64_t available_limit, bool completes_message);
   [[noreturn]] void fail(std::uint16_t status, const std::string& what);

@@ -7,7 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
+#include <vector>
 
 #include <trellis/codec/http/http_message.hpp>
 #include <trellis/pipeline/channel_handler.hpp>
@@ -30,19 +30,41 @@ class HttpServerKeepAliveHandler : public ChannelDuplexHandler {
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
 
  private:
-  void on_request(HttpVersion version, const HttpHeaders& headers);
-  void on_response_head(HttpHeaders& headers, std::uint16_t status, bool full);
-  void arm_idle_timer(ChannelHandlerContext& ctx);
-  void cancel_idle_timer();
-
-  std::chrono::nanoseconds idle_timeout_;
-  ScheduledFuture<void> idle_timer_;
   struct PendingRequest {
     bool keep_alive;  // the request allows the connection to persist
     bool http10;      // HTTP/1.0 with Connection: keep-alive: say so in the response
   };
-  // Requests read and not yet answered in full, oldest first (pipelining).
-  std::deque<PendingRequest> pending_;
+  // Requests read and not yet answered in full, oldest first (pipelining): a ring that allocates
+  // only when pipelining goes deeper than it ever did on this connection.
+  class PendingQueue {
+   public:
+    bool empty() const noexcept { return size_ == 0; }
+    const PendingRequest& front() const noexcept { return ring_[head_]; }
+    void push_back(PendingRequest r);
+    void pop_front() noexcept {
+      head_ = (head_ + 1) % ring_.size();
+      --size_;
+    }
+
+   private:
+    std::vector<PendingRequest> ring_;
+    std::size_t head_ = 0;
+    std::size_t size_ = 0;
+  };
+
+  void on_request(HttpVersion version, const HttpHeaders& headers);
+  void on_response_head(HttpHeaders& headers, std::uint16_t status, bool full);
+  // The idle timer is lazy (as Netty's IdleStateHandler): requests and responses only record
+  // the time; the timer, when it fires, closes the connection or sleeps for the rest.
+  void mark_idle(ChannelHandlerContext& ctx);
+  void schedule_idle_check(ChannelHandlerContext& ctx, std::chrono::nanoseconds delay);
+  void on_idle_check(ChannelHandlerContext& ctx);
+  void cancel_idle_timer();
+
+  std::chrono::nanoseconds idle_timeout_;
+  ScheduledFuture<void> idle_timer_;
+  std::int64_t idle_since_ = -1;  // loop time the connection went idle; -1 while busy
+  PendingQueue pending_;
   bool closing_ = false;  // the response in progress ends the connection
   bool interim_ = false;  // the head being written is a 1xx
 };

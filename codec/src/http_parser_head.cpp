@@ -1,0 +1,272 @@
+// HttpParser, the head of a message (see http_parser.hpp): the request or status line, the field
+// lines (copied once into the message's HttpHeaders, validated in one pass with vector scans) and
+// the body framing the fields select. RFC 9112 references in comments.
+#include <trellis/codec/http/http_parser.hpp>
+
+#include <algorithm>
+#include <string_view>
+
+#include "http_chars.hpp"
+
+namespace trellis::http {
+
+namespace {
+
+using detail::is_field_char;
+using detail::is_ows;
+using detail::is_tchar;
+
+bool is_token(std::string_view s) noexcept {
+  return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar);
+}
+
+std::string_view trim_ows(std::string_view s) noexcept {
+  while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Calls fn for each non-empty element of a comma-separated list.
+template <class Fn>
+void for_each_element(std::string_view list, Fn&& fn) {
+  while (true) {
+    auto comma = list.find(',');
+    auto item = trim_ows(list.substr(0, comma));
+    if (!item.empty()) fn(item);
+    if (comma == std::string_view::npos) return;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
+HttpParser::FramingFields HttpParser::framing_fields(const HttpHeaders& headers) noexcept {
+  FramingFields framing;
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    switch (headers.id_at(i)) {
+      case HeaderId::kHost:
+        ++framing.hosts;
+        break;
+      case HeaderId::kTransferEncoding:
+        framing.has_te = true;
+        break;
+      case HeaderId::kContentLength:
+        framing.has_cl = true;
+        break;
+      default:
+        break;
+    }
+  }
+  return framing;
+}
+
+HttpParser::Event HttpParser::parse_head(ByteBuf& in, const HeadScan& scan) {
+  const std::string_view head(reinterpret_cast<const char*>(in.readable_span().data()),
+                              scan.length);
+  // The first line without its CRLF; the field lines, each with its CRLF, without the blank line.
+  const auto line = head.substr(0, scan.first_line_end - 2);
+  const auto fields = head.substr(scan.first_line_end, scan.length - scan.first_line_end - 2);
+  const std::size_t field_count = scan.lines - 1;
+
+  Event event;
+  if (kind_ == Kind::kRequest) {
+    auto& request = event.emplace<HttpRequest>();
+    parse_request_line(line, request);
+    parse_fields(fields, field_count, request.headers);
+    frame_request_body(request);
+  } else {
+    auto& response = event.emplace<HttpResponse>();
+    parse_status_line(line, response);
+    parse_fields(fields, field_count, response.headers);
+    frame_response_body(response);
+  }
+  in.skip_bytes(scan.length);
+  consumed_ += static_cast<std::int64_t>(scan.length);
+  return event;
+}
+
+// request-line = method SP request-target SP HTTP-version (RFC 9112 §3).
+void HttpParser::parse_request_line(std::string_view line, HttpRequest& request) {
+  const char* p = line.data();
+  const std::size_t n = line.size();
+  const std::size_t sp1 = detail::find_not_in_class(p, 0, n, detail::kTchar);
+  if (sp1 == 0 || sp1 == n || p[sp1] != ' ') reject_request_line(line);
+  const std::size_t sp2 = detail::find_non_target_char(p, sp1 + 1, n);
+  if (sp2 == sp1 + 1 || sp2 == n || p[sp2] != ' ') reject_request_line(line);
+  request.method = HttpMethod::of(line.substr(0, sp1));
+  request.target.assign(p + sp1 + 1, sp2 - sp1 - 1);
+  request.version = parse_version(line.substr(sp2 + 1));
+}
+
+void HttpParser::reject_request_line(std::string_view line) {
+  const auto sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos || sp1 == 0) fail(400, "malformed request line");
+  if (!is_token(line.substr(0, sp1))) fail(400, "malformed request method");
+  const auto rest = line.substr(sp1 + 1);
+  const auto sp2 = rest.find(' ');
+  if (sp2 == std::string_view::npos || sp2 == 0) fail(400, "malformed request line");
+  for (char c : rest.substr(0, sp2)) {
+    auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f) fail(400, "invalid character in request target");
+  }
+  fail(400, "malformed request line");
+}
+
+// status-line = HTTP-version SP status-code SP [ reason-phrase ] (RFC 9112 §4).
+void HttpParser::parse_status_line(std::string_view line, HttpResponse& response) {
+  const auto sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos) fail(400, "malformed status line");
+  response.version = parse_version(line.substr(0, sp1));
+  const auto rest = line.substr(sp1 + 1);
+  if (rest.size() < 3 ||
+      !std::all_of(rest.begin(), rest.begin() + 3, [](char c) { return c >= '0' && c <= '9'; })) {
+    fail(400, "malformed status code");
+  }
+  if (rest.size() > 3 && rest[3] != ' ') fail(400, "malformed status line");
+  response.status.code =
+      static_cast<std::uint16_t>((rest[0] - '0') * 100 + (rest[1] - '0') * 10 + (rest[2] - '0'));
+  if (response.status.code < 100) fail(400, "status code below 100");
+  if (rest.size() > 4) {
+    const auto reason = rest.substr(4);
+    if (!std::all_of(reason.begin(), reason.end(), is_field_char)) {
+      fail(400, "invalid reason phrase");
+    }
+    response.status.reason.assign(reason);
+  }
+}
+
+HttpVersion HttpParser::parse_version(std::string_view v) {
+  if (v == "HTTP/1.1") return kHttp11;
+  if (v == "HTTP/1.0") return kHttp10;
+  if (v.size() == 8 && v.substr(0, 5) == "HTTP/" && v[5] >= '0' && v[5] <= '9' && v[6] == '.' &&
+      v[7] >= '0' && v[7] <= '9') {
+    fail(505, "HTTP version " + std::string(v.substr(5)) + " not supported");
+  }
+  fail(400, "malformed HTTP version");
+}
+
+// field-line = field-name ":" OWS field-value OWS (RFC 9112 §5). The block is copied into the
+// headers once; each field is then an id and offsets into that copy.
+void HttpParser::parse_fields(std::string_view block, std::size_t fields, HttpHeaders& headers) {
+  if (block.empty()) return;
+  const std::uint32_t base = headers.append_block(block, fields);
+  const char* p = block.data();
+  const std::size_t n = block.size();
+  std::size_t start = 0;
+  while (start < n) {
+    // The name ends at the colon; a well-known name is a token (header_id matched its letters).
+    const std::size_t colon = detail::find_either(p, start, n, ':', '\r');
+    if (colon == start || colon == n || p[colon] != ':') reject_field_line(block.substr(start));
+    const std::string_view name(p + start, colon - start);
+    const HeaderId id = header_id(name);
+    if (id == HeaderId::kOther &&
+        detail::find_not_in_class(p, start, colon, detail::kTchar) != colon) {
+      reject_field_line(block.substr(start));
+    }
+    std::size_t value = colon + 1;
+    while (value < n && is_ows(p[value])) ++value;
+    // The first byte that may not be in a value must be the CR of this line's CRLF (the scan of
+    // the head let no CR without an LF through).
+    const std::size_t cr = detail::find_non_field_char(p, value, n);
+    if (cr + 1 >= n || p[cr] != '\r' || p[cr + 1] != '\n') reject_field_line(block.substr(start));
+    std::size_t value_end = cr;
+    while (value_end > value && is_ows(p[value_end - 1])) --value_end;
+    headers.push(id, base + static_cast<std::uint32_t>(start), name.size(),
+                 base + static_cast<std::uint32_t>(value), value_end - value);
+    start = cr + 2;
+  }
+}
+
+void HttpParser::reject_field_line(std::string_view rest) {
+  const auto line = rest.substr(0, rest.find("\r\n"));
+  if (line.empty()) fail(400, "empty header field line");
+  if (is_ows(line.front())) fail(400, "obsolete line folding is not allowed");
+  const auto colon = line.find(':');
+  if (colon == std::string_view::npos) fail(400, "header field without a colon");
+  const auto name = line.substr(0, colon);
+  if (!is_token(name)) {
+    fail(400, !name.empty() && is_ows(name.back()) ? "whitespace before the colon of a header field"
+                                                   : "invalid header field name");
+  }
+  if (!std::all_of(line.begin() + colon + 1, line.end(), is_field_char)) {
+    fail(400, "invalid character in the value of header " + std::string(name));
+  }
+  fail(400, "malformed header field line");
+}
+
+void HttpParser::frame_request_body(const HttpRequest& request) {
+  const auto framing = framing_fields(request.headers);
+  if (framing.hosts > 1) fail(400, "more than one Host header");
+  if (framing.hosts == 0 && request.version == kHttp11) fail(400, "HTTP/1.1 request without Host");
+  if (request.version == kHttp10 && framing.has_te) {
+    // RFC 9112 §6.1: framing an HTTP/1.0 message by Transfer-Encoding cannot be trusted.
+    fail(400, "Transfer-Encoding in an HTTP/1.0 request");
+  }
+  frame_body(request.headers, framing, true);
+}
+
+void HttpParser::frame_response_body(const HttpResponse& response) {
+  const auto code = response.status.code;
+  if ((code >= 100 && code < 200) || code == 204 || code == 304 || next_bodyless_) {
+    // RFC 9112 §6.3: no body whatever the framing headers say. A 1xx is followed by the real
+    // response, which keeps next_bodyless_.
+    remaining_ = 0;
+    state_ = State::kFixedBody;
+    if (code >= 200) next_bodyless_ = false;
+    return;
+  }
+  frame_body(response.headers, framing_fields(response.headers), false);
+}
+
+void HttpParser::frame_body(const HttpHeaders& headers, const FramingFields& framing,
+                            bool request) {
+  if (framing.has_te) {
+    if (framing.has_cl) fail(400, "both Transfer-Encoding and Content-Length");
+    bool chunked = false;
+    for (std::size_t i = 0; i < headers.size(); ++i) {
+      if (headers.id_at(i) != HeaderId::kTransferEncoding) continue;
+      for_each_element(headers[i].value, [&](std::string_view coding) {
+        if (chunked) fail(400, "chunked is not the last transfer coding");
+        if (!iequals(coding, "chunked")) {
+          fail(501, "transfer coding " + std::string(coding) + " is not supported");
+        }
+        chunked = true;
+      });
+    }
+    if (!chunked) fail(400, "empty Transfer-Encoding");
+    state_ = State::kChunkSize;
+    return;
+  }
+  if (framing.has_cl) {
+    std::optional<std::uint64_t> length;
+    for (std::size_t i = 0; i < headers.size(); ++i) {
+      if (headers.id_at(i) != HeaderId::kContentLength) continue;
+      bool any = false;
+      for_each_element(headers[i].value, [&](std::string_view digits) {
+        any = true;
+        std::uint64_t v = 0;
+        for (char c : digits) {
+          if (c < '0' || c > '9') fail(400, "Content-Length is not a number");
+          if (v > (limits_.max_content_length - static_cast<unsigned>(c - '0')) / 10) {
+            fail(413, "Content-Length exceeds " + std::to_string(limits_.max_content_length));
+          }
+          v = v * 10 + static_cast<unsigned>(c - '0');
+        }
+        if (length && *length != v) fail(400, "conflicting Content-Length values");
+        length = v;
+      });
+      if (!any) fail(400, "empty Content-Length");
+    }
+    remaining_ = *length;
+    state_ = State::kFixedBody;
+    return;
+  }
+  if (request) {
+    remaining_ = 0;
+    state_ = State::kFixedBody;
+  } else {
+    state_ = State::kUntilClose;  // RFC 9112 §6.3 item 8
+  }
+}
+
+}  // namespace trellis::http

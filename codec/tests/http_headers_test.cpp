@@ -1,0 +1,130 @@
+// HttpHeaders: the pooled storage (growth, copies, moves, removal) and the well-known name lookup.
+#include <doctest/doctest.h>
+
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include <trellis/codec/http/http_parser.hpp>
+#include <trellis/testing.hpp>
+
+using namespace trellis;
+using namespace trellis::http;
+
+namespace {
+// The id of name as a plain case-insensitive search of the well-known names.
+HeaderId reference_header_id(std::string_view name) {
+  for (std::size_t i = 1; i < static_cast<std::size_t>(HeaderId::kCount); ++i) {
+    auto id = static_cast<HeaderId>(i);
+    if (iequals(header_name(id), name)) return id;
+  }
+  return HeaderId::kOther;
+}
+}  // namespace
+
+TEST_CASE("header_id finds every well-known name in any case, and nothing else") {
+  for (std::size_t i = 1; i < static_cast<std::size_t>(HeaderId::kCount); ++i) {
+    const auto id = static_cast<HeaderId>(i);
+    std::string name(header_name(id));
+    CAPTURE(name);
+    CHECK(header_id(name) == id);
+    std::string lower = name, upper = name;
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    CHECK(header_id(lower) == id);
+    CHECK(header_id(upper) == id);
+    // Every byte at every position: only the two cases of the right letter match.
+    for (std::size_t k = 0; k < name.size(); ++k) {
+      for (int b = 0; b < 256; ++b) {
+        std::string mutated = name;
+        mutated[k] = static_cast<char>(b);
+        CHECK(header_id(mutated) == reference_header_id(mutated));
+      }
+    }
+    CHECK(header_id(name + "x") == HeaderId::kOther);
+    CHECK(header_id(name.substr(1)) == reference_header_id(name.substr(1)));
+  }
+  CHECK(header_id("") == HeaderId::kOther);
+  CHECK(header_id("X-Custom") == HeaderId::kOther);
+}
+
+TEST_CASE("headers keep order, duplicates and spelling of unknown names through growth") {
+  HttpHeaders h;
+  CHECK(h.empty());
+  for (int i = 0; i < 300; ++i) {
+    h.add("X-Field-" + std::to_string(i), std::string(static_cast<std::size_t>(i % 70), 'v'));
+    h.add(HeaderId::kAccept, std::to_string(i));
+  }
+  REQUIRE(h.size() == 600);
+  for (int i = 0; i < 300; ++i) {
+    CHECK(h[2 * static_cast<std::size_t>(i)].name == "X-Field-" + std::to_string(i));
+    CHECK(h[2 * static_cast<std::size_t>(i)].value.size() == static_cast<std::size_t>(i % 70));
+    CHECK(h[2 * static_cast<std::size_t>(i) + 1].name == "Accept");
+    CHECK(h.id_at(2 * static_cast<std::size_t>(i) + 1) == HeaderId::kAccept);
+  }
+  CHECK(h.get("x-field-299") == std::string(299 % 70, 'v'));
+  CHECK(h.get_all("ACCEPT").size() == 300);
+  CHECK(h.count(HeaderId::kAccept) == 300);
+
+  HttpHeaders copy = h;
+  CHECK(h.remove("accept") == 300);
+  CHECK(h.size() == 300);
+  CHECK(copy.size() == 600);
+  CHECK(copy.get(HeaderId::kAccept) == "0");
+  CHECK(!h.contains(HeaderId::kAccept));
+
+  HttpHeaders moved = std::move(copy);
+  CHECK(moved.size() == 600);
+  CHECK(copy.empty());  // NOLINT(bugprone-use-after-move): moved-from headers are empty
+  copy.add("Host", "again");
+  CHECK(copy.get(HeaderId::kHost) == "again");
+
+  moved.set("X-Field-7", "one");
+  CHECK(moved.get_all("x-field-7") == std::vector<std::string_view>{"one"});
+  moved.clear();
+  CHECK(moved.empty());
+  moved.add("Connection", "keep-alive, Upgrade");
+  CHECK(moved.contains_token(HeaderId::kConnection, "upgrade"));
+  std::vector<std::string> names;
+  for (auto f : moved) names.emplace_back(f.name);
+  CHECK(names == std::vector<std::string>{"Connection"});
+}
+
+TEST_CASE("copy-assigning headers replaces the contents, self-assignment keeps them") {
+  HttpHeaders a;
+  a.add("X-A", "1");
+  HttpHeaders b;
+  b.add("X-B", "2");
+  b.add("Host", "h");
+  a = b;
+  CHECK(a.size() == 2);
+  CHECK(a.get("x-b") == "2");
+  CHECK(!a.contains("X-A"));
+  const HttpHeaders& same = a;
+  a = same;
+  CHECK(a.size() == 2);
+  a = HttpHeaders{};
+  CHECK(a.empty());
+}
+
+TEST_CASE("parsing a request head allocates nothing once the buffer pool is warm") {
+  const std::string get =
+      "GET /plaintext HTTP/1.1\r\nHost: localhost\r\nUser-Agent: bench\r\nAccept: */*\r\n"
+      "X-Custom-Header: some value\r\n\r\n";
+  HttpParser parser(HttpParser::Kind::kRequest);
+  auto source = ByteBuf::from(get);
+  auto parse_once = [&] {
+    auto in = source.share();
+    std::size_t fields = 0;
+    for (;;) {
+      auto e = parser.parse(in);
+      if (std::holds_alternative<std::monostate>(e)) break;
+      if (auto* r = std::get_if<HttpRequest>(&e)) fields = r->headers.size();
+    }
+    return fields;
+  };
+  CHECK(parse_once() == 4);
+  testing::AllocationScope allocations;
+  for (int i = 0; i < 10; ++i) CHECK(parse_once() == 4);
+  CHECK(allocations.count() == 0);
+}
