@@ -2,6 +2,7 @@
 #include <trellis/codec/http/http_head_writer.hpp>
 
 #include <charconv>
+#include <cstring>
 
 namespace trellis::http {
 
@@ -77,6 +78,60 @@ bool has_unsafe_field(const HttpHeaders& headers) noexcept {
     }
   }
   return false;
+}
+
+namespace {
+// Branch-free over the characters, so the compiler can vectorise it.
+bool has_cr_lf_nul(std::string_view s) noexcept {
+  bool bad = false;
+  for (char c : s) bad |= (c == '\r') | (c == '\n') | (c == '\0');
+  return bad;
+}
+
+char* put(char* out, std::string_view s) noexcept {
+  std::memcpy(out, s.data(), s.size());
+  return out + s.size();
+}
+}  // namespace
+
+FieldsSummary summarize_fields(const HttpHeaders& headers) noexcept {
+  FieldsSummary summary;
+  bool bad = false;
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    const auto field = headers[i];
+    summary.bytes += field.name.size() + field.value.size() + 4;
+    bad |= has_cr_lf_nul(field.name) | has_cr_lf_nul(field.value);
+    switch (headers.id_at(i)) {
+      case HeaderId::kDate:
+        summary.has_date = true;
+        break;
+      case HeaderId::kContentLength:
+        summary.has_content_length = true;
+        break;
+      case HeaderId::kTransferEncoding:
+        summary.has_transfer_encoding = true;
+        break;
+      default:
+        break;
+    }
+  }
+  summary.unsafe = bad;
+  return summary;
+}
+
+char* put_field(char* out, std::string_view name, std::string_view value) noexcept {
+  out = put(out, name);
+  *out++ = ':';
+  *out++ = ' ';
+  out = put(out, value);
+  *out++ = '\r';
+  *out++ = '\n';
+  return out;
+}
+
+char* put_fields(char* out, const HttpHeaders& headers) noexcept {
+  for (const auto field : headers) out = put_field(out, field.name, field.value);
+  return out;
 }
 
 }  // namespace trellis::http

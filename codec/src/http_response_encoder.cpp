@@ -2,6 +2,7 @@
 #include <trellis/codec/http/http_response_encoder.hpp>
 
 #include <charconv>
+#include <cstring>
 
 #include <trellis/codec/decoder_error.hpp>
 #include <trellis/codec/http/http_date.hpp>
@@ -20,22 +21,31 @@ std::size_t head_size_hint(const HttpHeaders& headers) {
   return n;
 }
 
+[[noreturn]] void throw_unsafe() {
+  throw codec::EncoderError("header field with CR, LF or NUL (response splitting refused)");
+}
+
 void check_safe(const HttpHeaders& headers) {
-  if (has_unsafe_field(headers)) {
-    throw codec::EncoderError("header field with CR, LF or NUL (response splitting refused)");
-  }
+  if (has_unsafe_field(headers)) throw_unsafe();
+}
+
+char* put(char* out, std::string_view s) noexcept {
+  std::memcpy(out, s.data(), s.size());
+  return out + s.size();
 }
 
 bool is_chunked(const HttpHeaders& headers) {
   return headers.contains_token(HeaderId::kTransferEncoding, "chunked");
 }
 
-// Writes a head and a body as two messages flushed together: the transport sends them with one
-// gathering write, the body is not copied, and both ByteBufs travel inline in their Messages (a
-// CompositeByteBuf would not fit and would cost an allocation per response).
+// Writes a head and a body flushed together: a small body is copied into the head's buffer, a
+// larger one goes as a second message, so the transport sends both with one gathering write and
+// the body is not copied. Both ByteBufs travel inline in their Messages (a CompositeByteBuf
+// would not fit and would cost an allocation per message).
 void write_head_and_body(ChannelHandlerContext& ctx, ByteBuf head, ByteBuf body,
                          ChannelPromise promise) {
-  if (!body.is_readable()) {
+  if (body.readable_bytes() <= kCopyBodyThreshold) {
+    if (body.is_readable()) head.write_bytes(body);
     ctx.write(Message(std::move(head)), std::move(promise));
     return;
   }
@@ -100,28 +110,62 @@ bool HttpResponseEncoder::answering_head() {
   return !methods_.empty() && methods_.front() == HttpMethod::kHead;
 }
 
+std::int64_t HttpResponseEncoder::date_clock(ChannelHandlerContext& ctx) {
+  if (batch_nanos_ >= 0) return batch_nanos_;
+  const std::int64_t now = ctx.executor().current_time_nanos();
+  if (in_read_batch_) batch_nanos_ = now;
+  return now;
+}
+
 ByteBuf HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, HttpVersion version,
                                          const HttpResponseStatus& status,
-                                         const HttpHeaders& headers, const ByteBuf* full_body) {
-  check_safe(headers);
-  ByteBuf head = ctx.alloc().buffer(head_size_hint(headers) + 64);
-  write_status_line(head, version, status);
-  write_fields(head, headers);
+                                         const HttpHeaders& headers, const ByteBuf* full_body,
+                                         const ByteBuf* inline_body) {
+  const FieldsSummary fields = summarize_fields(headers);
+  if (fields.unsafe) throw_unsafe();
   // The fields the encoder adds are written, not added to the message: no header storage grows.
-  if (options_.add_date_header && status.code >= 200 && !headers.contains(HeaderId::kDate)) {
-    write_field(head, header::kDate,
-                HttpDateCache::for_this_thread().get(ctx.executor().current_time_nanos()));
+  std::string_view date;
+  if (options_.add_date_header && status.code >= 200 && !fields.has_date) {
+    date = HttpDateCache::for_this_thread().get(date_clock(ctx));
   }
+  char length_digits[24];
+  std::string_view length;
   if (full_body && options_.add_content_length && !status_has_no_body(status.code) &&
-      !headers.contains(HeaderId::kContentLength) &&
-      !headers.contains(HeaderId::kTransferEncoding)) {
+      !fields.has_content_length && !fields.has_transfer_encoding) {
     // For HEAD too: the length the body would have had (RFC 9110 §9.3.2); the body is dropped.
-    char digits[24];
-    auto r = std::to_chars(digits, digits + sizeof digits, full_body->readable_bytes());
-    write_field(head, header::kContentLength,
-                std::string_view(digits, static_cast<std::size_t>(r.ptr - digits)));
+    auto r = std::to_chars(length_digits, length_digits + sizeof length_digits,
+                           full_body->readable_bytes());
+    length = std::string_view(length_digits, static_cast<std::size_t>(r.ptr - length_digits));
   }
-  head.write_string("\r\n");
+  char code_digits[8];
+  auto r = std::to_chars(code_digits, code_digits + sizeof code_digits, status.code);
+  const std::string_view code(code_digits, static_cast<std::size_t>(r.ptr - code_digits));
+  const std::string_view reason = status.reason_phrase();
+  const std::size_t body_bytes = inline_body ? inline_body->readable_bytes() : 0;
+  std::size_t size =
+      version.text().size() + code.size() + reason.size() + 4 + fields.bytes + 2 + body_bytes;
+  if (!date.empty()) size += header::kDate.size() + date.size() + 4;
+  if (!length.empty()) size += header::kContentLength.size() + length.size() + 4;
+
+  ByteBuf head = ctx.alloc().buffer(size);
+  head.ensure_writable(size);
+  char* const start = reinterpret_cast<char*>(head.writable_span().data());
+  char* p = start;
+  p = put(p, version.text());
+  *p++ = ' ';
+  p = put(p, code);
+  *p++ = ' ';
+  p = put(p, reason);
+  p = put(p, "\r\n");
+  p = put_fields(p, headers);
+  if (!date.empty()) p = put_field(p, header::kDate, date);
+  if (!length.empty()) p = put_field(p, header::kContentLength, length);
+  p = put(p, "\r\n");
+  if (body_bytes > 0) {
+    std::memcpy(p, inline_body->readable_span().data(), body_bytes);
+    p += body_bytes;
+  }
+  head.set_writer_index(head.writer_index() + static_cast<std::size_t>(p - start));
   return head;
 }
 
@@ -131,13 +175,17 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     const bool head_request = answering_head();
     const auto code = response.status.code;
     if (code >= 200 && !methods_.empty()) methods_.pop_front();
-    ByteBuf head =
-        encode_head(ctx, response.version, response.status, response.headers, &response.content);
-    if (status_has_no_body(code) || head_request) {
+    const bool no_body = status_has_no_body(code) || head_request;
+    const bool chunked = !no_body && is_chunked(response.headers);
+    const std::size_t body_bytes = response.content.readable_bytes();
+    const bool inline_body = !no_body && !chunked && body_bytes <= kCopyBodyThreshold;
+    ByteBuf head = encode_head(ctx, response.version, response.status, response.headers,
+                               &response.content, inline_body ? &response.content : nullptr);
+    if (no_body || inline_body) {
       ctx.write(Message(std::move(head)), std::move(promise));
       return;
     }
-    if (is_chunked(response.headers)) {
+    if (chunked) {
       framing_.mode = HttpBodyFraming::Mode::kChunked;
       Message body;
       framing_.encode_content(ctx, std::move(response.content), &*response.trailers, true, body);
@@ -160,7 +208,8 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     } else {
       framing_.mode = HttpBodyFraming::Mode::kRaw;
     }
-    ByteBuf head = encode_head(ctx, response.version, response.status, response.headers, nullptr);
+    ByteBuf head =
+        encode_head(ctx, response.version, response.status, response.headers, nullptr, nullptr);
     ctx.write(Message(std::move(head)), std::move(promise));
     return;
   }
@@ -169,14 +218,16 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
 
 void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
   auto write_head = [&](const HttpMethod& method, const std::string& target, HttpVersion version,
-                        const HttpHeaders& headers) {
+                        const HttpHeaders& headers, std::size_t body_bytes) {
     check_safe(headers);
     for (char c : target) {
       if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
         throw codec::EncoderError("request target with whitespace or control characters");
       }
     }
-    ByteBuf head = ctx.alloc().buffer(head_size_hint(headers) + target.size());
+    // Room for a body small enough to be copied after the head (see write_head_and_body).
+    const std::size_t inline_body = body_bytes <= kCopyBodyThreshold ? body_bytes : 0;
+    ByteBuf head = ctx.alloc().buffer(head_size_hint(headers) + target.size() + inline_body);
     write_request_head(head, method, target, version, headers);
     return head;
   };
@@ -187,8 +238,10 @@ void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelP
       request.headers.add(HeaderId::kContentLength,
                           std::to_string(request.content.readable_bytes()));
     }
-    ByteBuf head = write_head(request.method, request.target, request.version, request.headers);
-    if (is_chunked(request.headers)) {
+    const bool chunked = is_chunked(request.headers);
+    ByteBuf head = write_head(request.method, request.target, request.version, request.headers,
+                              chunked ? 0 : request.content.readable_bytes());
+    if (chunked) {
       framing_.mode = HttpBodyFraming::Mode::kChunked;
       Message body;
       framing_.encode_content(ctx, std::move(request.content), &*request.trailers, true, body);
@@ -203,8 +256,9 @@ void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelP
     auto request = msg.take<HttpRequest>();
     framing_.mode =
         is_chunked(request.headers) ? HttpBodyFraming::Mode::kChunked : HttpBodyFraming::Mode::kRaw;
-    ctx.write(Message(write_head(request.method, request.target, request.version, request.headers)),
-              std::move(promise));
+    ctx.write(
+        Message(write_head(request.method, request.target, request.version, request.headers, 0)),
+        std::move(promise));
     return;
   }
   framing_.write_content_or_pass(ctx, std::move(msg), std::move(promise));

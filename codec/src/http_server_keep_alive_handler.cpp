@@ -45,14 +45,21 @@ void HttpServerKeepAliveHandler::on_request(HttpVersion version, const HttpHeade
 }
 
 void HttpServerKeepAliveHandler::channel_read(ChannelHandlerContext& ctx, Message msg) {
+  in_read_batch_ = true;
   if (auto* r = msg.try_get<HttpRequest>()) {
-    idle_since_ = -1;
+    idle_since_ = kBusy;
     on_request(r->version, r->headers);
   } else if (auto* f = msg.try_get<FullHttpRequest>()) {
-    idle_since_ = -1;
+    idle_since_ = kBusy;
     on_request(f->version, f->headers);
   }
   ctx.fire_channel_read(std::move(msg));
+}
+
+void HttpServerKeepAliveHandler::channel_read_complete(ChannelHandlerContext& ctx) {
+  in_read_batch_ = false;
+  if (idle_since_ == kIdleUnstamped) idle_since_ = ctx.executor().current_time_nanos();
+  ctx.fire_channel_read_complete();
 }
 
 void HttpServerKeepAliveHandler::on_response_head(HttpHeaders& headers, std::uint16_t status,
@@ -109,7 +116,7 @@ void HttpServerKeepAliveHandler::write(ChannelHandlerContext& ctx, Message msg,
 
 void HttpServerKeepAliveHandler::mark_idle(ChannelHandlerContext& ctx) {
   if (idle_timeout_.count() <= 0 || closing_) return;
-  idle_since_ = ctx.executor().current_time_nanos();
+  idle_since_ = in_read_batch_ ? kIdleUnstamped : ctx.executor().current_time_nanos();
   if (!idle_timer_.valid()) schedule_idle_check(ctx, idle_timeout_);
 }
 
@@ -121,7 +128,12 @@ void HttpServerKeepAliveHandler::schedule_idle_check(ChannelHandlerContext& ctx,
 void HttpServerKeepAliveHandler::on_idle_check(ChannelHandlerContext& ctx) {
   idle_timer_ = {};
   if (closing_) return;
-  if (idle_since_ < 0) {  // a request is in progress: look again a full period later
+  if (idle_since_ == kIdleUnstamped) {
+    // Idle, but the read batch that made it so has not completed (no channel_read_complete
+    // came): count from now, which can only close the connection later, never early.
+    idle_since_ = ctx.executor().current_time_nanos();
+  }
+  if (idle_since_ == kBusy) {  // a request is in progress: look again a full period later
     schedule_idle_check(ctx, idle_timeout_);
     return;
   }

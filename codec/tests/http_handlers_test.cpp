@@ -32,21 +32,53 @@ HttpRequest get(std::string target, HttpVersion v = kHttp11) {
 }
 }  // namespace
 
-TEST_CASE("a full response is encoded as a head and the uncopied body, with a length") {
+TEST_CASE("a full response with a small body is encoded in one buffer, with a length") {
   HttpResponseEncoder::Options options;
   options.add_date_header = false;
   EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options)};
-  auto response = hello();
+  ch.write_outbound(hello());
+  auto wire = ch.read_outbound<ByteBuf>();
+  REQUIRE(wire);
+  CHECK(wire->to_string() ==
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\n"
+        "Hello, World!");
+  CHECK_FALSE(ch.read_outbound<ByteBuf>());
+  CHECK_FALSE(ch.finish());
+}
+
+TEST_CASE("a full response with a larger body is encoded as a head and the uncopied body") {
+  HttpResponseEncoder::Options options;
+  options.add_date_header = false;
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options)};
+  const std::string text(kCopyBodyThreshold + 1, 'b');
+  FullHttpResponse response;
+  response.content = ByteBuf::from(text);
   const auto* body_bytes = response.content.readable_span().data();
   ch.write_outbound(std::move(response));
   auto head = ch.read_outbound<ByteBuf>();
   auto body = ch.read_outbound<ByteBuf>();
   REQUIRE(head);
   REQUIRE(body);
-  CHECK(head->to_string() ==
-        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\n");
+  CHECK(head->to_string() == "HTTP/1.1 200 OK\r\nContent-Length: 129\r\n\r\n");
   CHECK(body->readable_span().data() == body_bytes);  // the body itself: no copy
-  CHECK(body->to_string() == "Hello, World!");
+  CHECK(body->to_string() == text);
+  CHECK_FALSE(ch.finish());
+}
+
+TEST_CASE("a body of exactly the copy threshold is copied; a custom status keeps its reason") {
+  HttpResponseEncoder::Options options;
+  options.add_date_header = false;
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options)};
+  FullHttpResponse response;
+  response.status = {299, "Fine"};
+  response.headers.add("X-A", "1");
+  response.content = ByteBuf::from(std::string(kCopyBodyThreshold, 'c'));
+  ch.write_outbound(std::move(response));
+  auto wire = ch.read_outbound<ByteBuf>();
+  REQUIRE(wire);
+  CHECK(wire->to_string() == "HTTP/1.1 299 Fine\r\nX-A: 1\r\nContent-Length: 128\r\n\r\n" +
+                                 std::string(kCopyBodyThreshold, 'c'));
+  CHECK_FALSE(ch.read_outbound<ByteBuf>());
   CHECK_FALSE(ch.finish());
 }
 
@@ -217,6 +249,44 @@ TEST_CASE("a request still being answered is not idle, however long it takes") {
   ch.advance_by(9s);  // idle from the answer on, not from the last check
   CHECK(ch.is_active());
   ch.advance_by(1s);
+  CHECK_FALSE(ch.is_active());
+}
+
+// Answers every request as it is read (inside the read batch, as a synchronous server does).
+class AnswerAtOnce final : public ChannelInboundHandler {
+ public:
+  void channel_read(ChannelHandlerContext& ctx, Message msg) override {
+    if (msg.is<HttpRequest>()) ctx.write_and_flush(Message(hello()));
+  }
+};
+
+TEST_CASE("a request answered within its read batch is idle from the batch's end") {
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(),
+                     std::make_shared<HttpServerKeepAliveHandler>(60s),
+                     std::make_shared<AnswerAtOnce>()};
+  ch.freeze_time();
+  ch.advance_by(30s);
+  ch.write_inbound(get("/1"), get("/2"));  // both answered before channel_read_complete
+  CHECK(testing::drain_outbound_bytes(ch).find("Hello, World!") != std::string::npos);
+  ch.advance_by(std::chrono::nanoseconds(60s) - std::chrono::nanoseconds(1));
+  CHECK(ch.is_active());
+  ch.advance_by(1ns);
+  CHECK_FALSE(ch.is_active());
+}
+
+TEST_CASE("without a channel_read_complete an answered connection still closes, never early") {
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(),
+                     std::make_shared<HttpServerKeepAliveHandler>(60s),
+                     std::make_shared<AnswerAtOnce>()};
+  ch.freeze_time();
+  ch.advance_by(50s);  // the idle check armed at activation comes due at 60 s
+  ch.pipeline().fire_channel_read(Message(get("/")));  // no read_complete follows
+  testing::drain_outbound_bytes(ch);
+  ch.advance_by(10s);  // the check finds the idle time unstamped and counts from now
+  CHECK(ch.is_active());
+  ch.advance_by(50s);  // 60 s after the answer: a stamp taken then would close it now...
+  CHECK(ch.is_active());
+  ch.advance_by(10s);  // ...the check's own stamp closes it one period after the check
   CHECK_FALSE(ch.is_active());
 }
 

@@ -28,4 +28,21 @@ void write_last_chunk(ByteBuf& out, const HttpHeaders& trailers);
 // value (response splitting). Encoders refuse such messages.
 bool has_unsafe_field(const HttpHeaders& headers) noexcept;
 
+// What an encoder needs to know of a header block, found in one pass: its size written as
+// "Name: value\r\n" lines, whether a field is unsafe (as has_unsafe_field) and which of the
+// fields the encoder may add are already there.
+struct FieldsSummary {
+  std::size_t bytes = 0;
+  bool unsafe = false;
+  bool has_date = false;
+  bool has_content_length = false;
+  bool has_transfer_encoding = false;
+};
+FieldsSummary summarize_fields(const HttpHeaders& headers) noexcept;
+// Writes "Name: value\r\n" at out, which has room for summarize_fields(headers).bytes; returns
+// the end. For encoders that size their buffer once and fill it without bounds checks.
+char* put_fields(char* out, const HttpHeaders& headers) noexcept;
+// Writes "Name: value\r\n" at out (room for name.size() + value.size() + 4); returns the end.
+char* put_field(char* out, std::string_view name, std::string_view value) noexcept;
+
 }  // namespace trellis::http

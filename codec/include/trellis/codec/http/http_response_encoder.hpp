@@ -1,7 +1,8 @@
 // HttpResponseEncoder (and HttpRequestEncoder): turn HTTP message objects into bytes. A full
-// response goes out as its head and its body (the body's own ByteBuf, never copied) written
-// back to back, so the transport sends both with one gathering write. Chunked bodies are framed;
-// responses that must not have a body never get one.
+// response goes out as its head and its body (the body's own ByteBuf, not copied) written back
+// to back, so the transport sends both with one gathering write; a body of at most
+// kCopyBodyThreshold bytes is copied into the head's buffer instead (one buffer, one outbound
+// entry). Chunked bodies are framed; responses that must not have a body never get one.
 #pragma once
 
 #include <cstdint>
@@ -41,16 +42,33 @@ class HttpResponseEncoder : public ChannelOutboundHandler {
   // a response to HEAD is dropped (its headers are kept).
   void on_request_method(HttpMethod::Id method) { methods_.push_back(method); }
 
+  // HttpServerCodec brackets the decoding of each inbound buffer with these: responses written
+  // meanwhile (pipelined requests answered at once) share one clock reading for their Date.
+  void begin_read_batch() noexcept { in_read_batch_ = true; }
+  void end_read_batch() noexcept {
+    in_read_batch_ = false;
+    batch_nanos_ = -1;
+  }
+
  private:
   bool answering_head();
+  std::int64_t date_clock(ChannelHandlerContext& ctx);
+  // The head, sized once and written without bounds checks; inline_body (if any) copied after it.
   ByteBuf encode_head(ChannelHandlerContext& ctx, HttpVersion version,
                       const HttpResponseStatus& status, const HttpHeaders& headers,
-                      const ByteBuf* full_body);
+                      const ByteBuf* full_body, const ByteBuf* inline_body);
 
   Options options_;
+  bool in_read_batch_ = false;
+  std::int64_t batch_nanos_ = -1;
   HttpBodyFraming framing_;
   std::deque<HttpMethod::Id> methods_;
 };
+
+// Bodies up to this many bytes are copied into the head's buffer rather than sent as a second
+// buffer: copying a few bytes costs less than an outbound entry and an iovec (Netty's
+// HttpObjectEncoder draws the line at 128 bytes too).
+inline constexpr std::size_t kCopyBodyThreshold = 128;
 
 class HttpRequestEncoder : public ChannelOutboundHandler {
  public:

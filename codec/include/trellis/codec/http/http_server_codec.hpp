@@ -17,6 +17,12 @@ class HttpServerCodec : public ChannelDuplexHandler {
   }
 
   void channel_read(ChannelHandlerContext& ctx, Message msg) override {
+    // Responses written while this buffer is decoded share one clock reading (for Date).
+    struct Batch {
+      HttpResponseEncoder& encoder;
+      explicit Batch(HttpResponseEncoder& e) : encoder(e) { encoder.begin_read_batch(); }
+      ~Batch() { encoder.end_read_batch(); }
+    } batch(encoder_);
     decoder_.channel_read(ctx, std::move(msg));
   }
   void channel_read_complete(ChannelHandlerContext& ctx) override {

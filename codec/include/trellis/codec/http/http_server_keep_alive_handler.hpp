@@ -24,6 +24,7 @@ class HttpServerKeepAliveHandler : public ChannelDuplexHandler {
 
   void channel_active(ChannelHandlerContext& ctx) override;
   void channel_read(ChannelHandlerContext& ctx, Message msg) override;
+  void channel_read_complete(ChannelHandlerContext& ctx) override;
   void channel_inactive(ChannelHandlerContext& ctx) override;
   void handler_added(ChannelHandlerContext& ctx) override;
   void handler_removed(ChannelHandlerContext& ctx) override;
@@ -55,7 +56,9 @@ class HttpServerKeepAliveHandler : public ChannelDuplexHandler {
   void on_request(HttpVersion version, const HttpHeaders& headers);
   void on_response_head(HttpHeaders& headers, std::uint16_t status, bool full);
   // The idle timer is lazy (as Netty's IdleStateHandler): requests and responses only record
-  // the time; the timer, when it fires, closes the connection or sleeps for the rest.
+  // the time; the timer, when it fires, closes the connection or sleeps for the rest. A
+  // response written while a batch of reads is being handled records the time once, at the
+  // batch's channel_read_complete (one clock reading for all pipelined requests of a read).
   void mark_idle(ChannelHandlerContext& ctx);
   void schedule_idle_check(ChannelHandlerContext& ctx, std::chrono::nanoseconds delay);
   void on_idle_check(ChannelHandlerContext& ctx);
@@ -63,7 +66,10 @@ class HttpServerKeepAliveHandler : public ChannelDuplexHandler {
 
   std::chrono::nanoseconds idle_timeout_;
   ScheduledFuture<void> idle_timer_;
-  std::int64_t idle_since_ = -1;  // loop time the connection went idle; -1 while busy
+  static constexpr std::int64_t kBusy = -1;           // a request is being answered
+  static constexpr std::int64_t kIdleUnstamped = -2;  // idle since the current read batch
+  std::int64_t idle_since_ = kBusy;  // loop time the connection went idle, or one of the above
+  bool in_read_batch_ = false;       // between a channel_read and its channel_read_complete
   PendingQueue pending_;
   bool closing_ = false;  // the response in progress ends the connection
   bool interim_ = false;  // the head being written is a 1xx
