@@ -121,7 +121,7 @@ TEST_CASE("the client codec frames responses to HEAD and reads bodies until clos
   CHECK(until_close->content.to_string() == "all of it");
 }
 
-TEST_CASE("decoding a typical GET allocates only for the message objects") {
+TEST_CASE("decoding a typical GET allocates nothing once warm") {
   EmbeddedChannel ch{std::make_shared<HttpServerCodec>()};
   const std::string get =
       "GET /plaintext HTTP/1.1\r\nHost: localhost\r\nUser-Agent: bench\r\nAccept: */*\r\n\r\n";
@@ -133,9 +133,14 @@ TEST_CASE("decoding a typical GET allocates only for the message objects") {
   ch.write_inbound(std::move(in));
   auto head = ch.read_inbound<HttpRequest>();
   auto last = ch.read_inbound<LastHttpContent>();
-  // The request head in its Message box, its header arena and its field index: no allocation per
-  // header field.
-  CHECK(allocations.count() <= 3);
+  // The request head's Message box is recycled and its header block is a pooled buffer: no
+  // heap allocation at all, let alone one per header field. (Under ASan the box caches are off:
+  // the box is then the one allocation.)
+#if TRELLIS_NODE_CACHE_ENABLED
+  CHECK(allocations.count() == 0);
+#else
+  CHECK(allocations.count() <= 1);
+#endif
   CHECK(head);
   CHECK(last);
 }

@@ -1,6 +1,8 @@
 // Message: the move-only, type-erased box that travels through a pipeline. Small values (a
 // ByteBuf, a small struct) live inline, so passing a message from handler to handler allocates
-// nothing; the type tag is a per-type table address, so no RTTI is involved.
+// nothing; bigger ones (an HTTP request head) live in a heap box of up to 512 bytes that is
+// recycled through a per-thread cache, so a steady stream of them allocates nothing either. The
+// type tag is a per-type table address, so no RTTI is involved.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +14,7 @@
 #include <utility>
 
 #include <trellis/pipeline/byte_buf.hpp>
+#include <trellis/pipeline/detail/node_cache.hpp>
 #include <trellis/pipeline/error.hpp>
 
 namespace trellis {
@@ -53,6 +56,17 @@ struct MessageOps {
 };
 
 [[noreturn]] void throw_wrong_message_type(std::string_view held, std::string_view wanted);
+
+// The recycled block size for a boxed value of this size, or 0 when it is too big (or too
+// aligned) for the per-thread box caches and goes to the heap directly.
+template <class T>
+constexpr std::size_t message_box_size() noexcept {
+  if (alignof(T) > alignof(std::max_align_t)) return 0;
+  for (std::size_t size : {64, 128, 256, 512}) {
+    if (sizeof(T) <= size) return size;
+  }
+  return 0;
+}
 
 // String literals become std::string: a message holding a pointer to a literal is never wanted.
 template <class T, class R = std::remove_cvref_t<T>>
@@ -176,6 +190,14 @@ class Message {
     static_assert(!std::is_reference_v<T> && !std::is_same_v<T, Message>);
     if constexpr (stored_inline<T>()) {
       ::new (static_cast<void*>(storage_)) T(std::forward<Args>(args)...);
+    } else if constexpr (constexpr auto kBox = detail::message_box_size<T>(); kBox != 0) {
+      void* box = detail::NodeCache<kBox>::allocate();
+      try {
+        *reinterpret_cast<T**>(storage_) = ::new (box) T(std::forward<Args>(args)...);
+      } catch (...) {
+        detail::NodeCache<kBox>::deallocate(box);
+        throw;
+      }
     } else {
       *reinterpret_cast<T**>(storage_) = new T(std::forward<Args>(args)...);
     }
@@ -205,6 +227,12 @@ class Message {
       if constexpr (!std::is_trivially_destructible_v<T>) {
         ops.destroy = [](void* s) noexcept { std::launder(static_cast<T*>(s))->~T(); };
       }
+    } else if constexpr (constexpr auto kBox = detail::message_box_size<T>(); kBox != 0) {
+      ops.destroy = [](void* s) noexcept {
+        T* value = *static_cast<T**>(s);
+        value->~T();
+        detail::NodeCache<kBox>::deallocate(value);
+      };
     } else {
       ops.destroy = [](void* s) noexcept { delete *static_cast<T**>(s); };
     }
