@@ -2,14 +2,86 @@
 #include <trellis/pipeline/channel_outbound_buffer.hpp>
 
 #include <algorithm>
+#include <new>
+#include <utility>
 
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/composite_byte_buf.hpp>
 
 namespace trellis {
 
+namespace {
+
+// One spare array per ring capacity from 8 to 64 entries, per thread: a ring freed when its
+// channel's queue drains is taken again by the next burst on this thread (pipelined HTTP queues
+// 16 responses per read), so steady bursts do not reach malloc, and an idle channel still holds
+// no ring. A spare only holds memory (no elements), so it may travel between threads: a buffer
+// drained elsewhere gives its array to that thread's spares.
+struct SpareRingArrays {
+  static constexpr std::size_t kClasses = 4;  // 8, 16, 32, 64 entries
+  void* arrays[kClasses] = {};
+  bool gone = false;  // destroyed at thread exit: arrays returned later are freed at once
+  SpareRingArrays() = default;
+  SpareRingArrays(const SpareRingArrays&) = delete;
+  SpareRingArrays& operator=(const SpareRingArrays&) = delete;
+  ~SpareRingArrays() {
+    for (auto*& array : arrays) {
+      ::operator delete(array);
+      array = nullptr;
+    }
+    gone = true;
+  }
+  // The slot for arrays of n entries, or -1.
+  static int slot(std::size_t n) noexcept {
+    constexpr std::size_t kFirst = RingBuffer<int>::kInitialCapacity;
+    for (std::size_t i = 0; i < kClasses; ++i) {
+      if (n == kFirst << i) return static_cast<int>(i);
+    }
+    return -1;
+  }
+};
+
+thread_local SpareRingArrays spare_ring_arrays;
+
+}  // namespace
+
+ChannelOutboundBuffer::Entry* ChannelOutboundBuffer::RingAllocator::allocate(std::size_t n) {
+  static_assert(alignof(Entry) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+  if (const int slot = SpareRingArrays::slot(n); slot >= 0) {
+    auto& spare = spare_ring_arrays.arrays[slot];
+    if (spare != nullptr) return static_cast<Entry*>(std::exchange(spare, nullptr));
+  }
+  return static_cast<Entry*>(::operator new(n * sizeof(Entry)));
+}
+
+void ChannelOutboundBuffer::RingAllocator::deallocate(Entry* p, std::size_t n) noexcept {
+  if (const int slot = SpareRingArrays::slot(n); slot >= 0) {
+    SpareRingArrays& spares = spare_ring_arrays;
+    if (spares.arrays[slot] == nullptr && !spares.gone) {
+      spares.arrays[slot] = p;
+      return;
+    }
+  }
+  ::operator delete(p);
+}
+
 ChannelOutboundBuffer::~ChannelOutboundBuffer() {
-  if (!entries_.empty()) close(std::make_exception_ptr(ClosedChannelError()));
+  if (queued() != 0) close(std::make_exception_ptr(ClosedChannelError()));
+}
+
+void ChannelOutboundBuffer::push_entry(Entry&& e) {
+  if (!first_ && rest_.empty()) {
+    first_.emplace(std::move(e));
+  } else {
+    rest_.push_back(std::move(e));
+  }
+}
+
+ChannelOutboundBuffer::Entry ChannelOutboundBuffer::pop_entry() {
+  Entry e = first_ ? std::move(*first_) : rest_.take_front();
+  first_.reset();                      // a no-op when e came from rest_
+  if (rest_.empty()) rest_.release();  // drained: an idle channel holds no ring
+  return e;
 }
 
 std::size_t ChannelOutboundBuffer::message_size(const Message& msg) noexcept {
@@ -19,7 +91,7 @@ std::size_t ChannelOutboundBuffer::message_size(const Message& msg) noexcept {
 }
 
 void ChannelOutboundBuffer::add_message(Message&& msg, std::size_t size, ChannelPromise&& promise) {
-  entries_.emplace_back(Entry{std::move(msg), std::move(promise), size});
+  push_entry(Entry{std::move(msg), std::move(promise), size});
   increment_pending(size);
 }
 
@@ -63,7 +135,7 @@ std::size_t ChannelOutboundBuffer::bytes_before_writable() const noexcept {
 
 bool ChannelOutboundBuffer::remove_entry(std::exception_ptr error, bool notify) {
   if (flushed_ == 0) return false;
-  Entry e = entries_.take_front();
+  Entry e = pop_entry();
   --flushed_;
   // The message goes first (its bytes return to the pool), then the promise tells the writer.
   e.msg.reset();
@@ -116,7 +188,7 @@ std::size_t ChannelOutboundBuffer::to_iovecs(std::span<struct iovec> out, std::s
   std::size_t n = 0;
   std::size_t total = 0;
   for (std::size_t i = 0; i < flushed_ && n < out.size(); ++i) {
-    Message& msg = entries_[i].msg;
+    Message& msg = entry(i).msg;
     if (const auto* buf = msg.try_get<ByteBuf>()) {
       const auto span = buf->readable_span();
       if (span.empty()) continue;
@@ -151,7 +223,7 @@ void ChannelOutboundBuffer::fail_flushed(std::exception_ptr error, bool notify_w
 }
 
 void ChannelOutboundBuffer::close(std::exception_ptr error) {
-  flushed_ = entries_.size();
+  flushed_ = queued();
   if (failing_) return;  // the running fail_flushed drains everything now flushed
   failing_ = true;
   while (remove_entry(error, false)) {

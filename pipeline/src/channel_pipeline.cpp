@@ -13,79 +13,90 @@ namespace trellis {
 
 namespace detail {
 
+// The head and the tail hold no state (each call finds its channel through the context), so
+// every pipeline shares one instance of each: see shared_stateless() below.
+
 // The head: hands outbound operations to the transport (Channel::Unsafe) and asks for more data
 // after channel_active and channel_read_complete when auto_read is on.
 class PipelineHead final : public ChannelDuplexHandler {
  public:
-  explicit PipelineHead(Channel& channel) noexcept : channel_(channel) {}
+  bool is_sharable() const noexcept override { return true; }
 
-  void bind(ChannelHandlerContext&, const SocketAddress& local, ChannelPromise p) override {
-    channel_.unsafe().bind(local, std::move(p));
+  void bind(ChannelHandlerContext& ctx, const SocketAddress& local, ChannelPromise p) override {
+    ctx.channel().unsafe().bind(local, std::move(p));
   }
-  void connect(ChannelHandlerContext&, const SocketAddress& remote,
+  void connect(ChannelHandlerContext& ctx, const SocketAddress& remote,
                const std::optional<SocketAddress>& local, ChannelPromise p) override {
-    channel_.unsafe().connect(remote, local, std::move(p));
+    ctx.channel().unsafe().connect(remote, local, std::move(p));
   }
-  void disconnect(ChannelHandlerContext&, ChannelPromise p) override {
-    channel_.unsafe().disconnect(std::move(p));
+  void disconnect(ChannelHandlerContext& ctx, ChannelPromise p) override {
+    ctx.channel().unsafe().disconnect(std::move(p));
   }
-  void close(ChannelHandlerContext&, ChannelPromise p) override {
-    channel_.unsafe().close(std::move(p));
+  void close(ChannelHandlerContext& ctx, ChannelPromise p) override {
+    ctx.channel().unsafe().close(std::move(p));
   }
-  void read(ChannelHandlerContext&) override { channel_.unsafe().begin_read(); }
-  void write(ChannelHandlerContext&, Message msg, ChannelPromise p) override {
-    channel_.unsafe().write(std::move(msg), std::move(p));
+  void read(ChannelHandlerContext& ctx) override { ctx.channel().unsafe().begin_read(); }
+  void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise p) override {
+    ctx.channel().unsafe().write(std::move(msg), std::move(p));
   }
-  void flush(ChannelHandlerContext&) override { channel_.unsafe().flush(); }
+  void flush(ChannelHandlerContext& ctx) override { ctx.channel().unsafe().flush(); }
 
   void channel_active(ChannelHandlerContext& ctx) override {
     ctx.fire_channel_active();
-    read_if_auto_read();
+    read_if_auto_read(ctx.channel());
   }
   void channel_read_complete(ChannelHandlerContext& ctx) override {
     ctx.fire_channel_read_complete();
-    read_if_auto_read();
+    read_if_auto_read(ctx.channel());
   }
   void channel_unregistered(ChannelHandlerContext& ctx) override {
     ctx.fire_channel_unregistered();
     // A closed channel will not be registered again: let the handlers free what they hold.
-    if (!channel_.is_open()) ctx.pipeline().remove_all();
+    if (!ctx.channel().is_open()) ctx.pipeline().remove_all();
   }
 
  private:
-  void read_if_auto_read() {
-    if (channel_.config().auto_read()) channel_.read();
+  static void read_if_auto_read(Channel& channel) {
+    if (channel.config().auto_read()) channel.read();
   }
-  Channel& channel_;
 };
 
 // The tail: what arrives here was not consumed by any handler; the channel decides (log and
 // drop by default; EmbeddedChannel keeps it for the test).
 class PipelineTail final : public ChannelInboundHandler {
  public:
-  explicit PipelineTail(Channel& channel) noexcept : channel_(channel) {}
+  bool is_sharable() const noexcept override { return true; }
 
   void channel_registered(ChannelHandlerContext&) override {}
   void channel_unregistered(ChannelHandlerContext&) override {}
   void channel_active(ChannelHandlerContext&) override {}
   void channel_inactive(ChannelHandlerContext&) override {}
   void channel_writability_changed(ChannelHandlerContext&) override {}
-  void channel_read(ChannelHandlerContext&, Message msg) override {
-    channel_.on_unhandled_inbound_message(std::move(msg));
+  void channel_read(ChannelHandlerContext& ctx, Message msg) override {
+    ctx.channel().on_unhandled_inbound_message(std::move(msg));
   }
-  void channel_read_complete(ChannelHandlerContext&) override {
-    channel_.on_unhandled_read_complete();
+  void channel_read_complete(ChannelHandlerContext& ctx) override {
+    ctx.channel().on_unhandled_read_complete();
   }
-  void user_event_triggered(ChannelHandlerContext&, Message event) override {
-    channel_.on_unhandled_user_event(std::move(event));
+  void user_event_triggered(ChannelHandlerContext& ctx, Message event) override {
+    ctx.channel().on_unhandled_user_event(std::move(event));
   }
-  void exception_caught(ChannelHandlerContext&, std::exception_ptr error) override {
-    channel_.on_unhandled_inbound_exception(std::move(error));
+  void exception_caught(ChannelHandlerContext& ctx, std::exception_ptr error) override {
+    ctx.channel().on_unhandled_inbound_exception(std::move(error));
   }
-
- private:
-  Channel& channel_;
 };
+
+namespace {
+
+// A pointer to one process-wide instance of H, never destroyed (channels may outlive static
+// destruction), without a control block: copying it touches no shared reference count.
+template <class H>
+std::shared_ptr<ChannelHandler> shared_stateless() {
+  static H* const instance = new H();
+  return std::shared_ptr<ChannelHandler>(std::shared_ptr<void>(), instance);
+}
+
+}  // namespace
 
 std::string describe_exception(const std::exception_ptr& error) {
   if (!error) return "no exception";
@@ -111,15 +122,16 @@ struct ChannelPipeline::Graveyard {
     std::erase_if(contexts, [](const std::unique_ptr<ChannelHandlerContext>& c) {
       return c->pins_.load(std::memory_order_acquire) == 0;
     });
+    // Give the array back: a pipeline that buried its initializer holds nothing afterwards.
+    if (contexts.empty()) std::vector<std::unique_ptr<ChannelHandlerContext>>().swap(contexts);
   }
 };
 
-ChannelPipeline::ChannelPipeline(Channel& channel)
-    : channel_(&channel), graveyard_(std::make_shared<Graveyard>()) {
+ChannelPipeline::ChannelPipeline(Channel& channel) : channel_(&channel) {
   head_ = new ChannelHandlerContext(*this, channel, "head",
-                                    std::make_shared<detail::PipelineHead>(channel));
+                                    detail::shared_stateless<detail::PipelineHead>());
   tail_ = new ChannelHandlerContext(*this, channel, "tail",
-                                    std::make_shared<detail::PipelineTail>(channel));
+                                    detail::shared_stateless<detail::PipelineTail>());
   head_->next_ = tail_;
   tail_->prev_ = head_;
 }
@@ -131,7 +143,7 @@ ChannelPipeline::~ChannelPipeline() {
     delete c;
     c = next;
   }
-  graveyard_->contexts.clear();
+  if (graveyard_) graveyard_->contexts.clear();
 }
 
 // --- modification ------------------------------------------------------------------------------
@@ -214,6 +226,7 @@ void ChannelPipeline::call_handler_removed(ChannelHandlerContext* ctx) {
 }
 
 void ChannelPipeline::bury(ChannelHandlerContext* ctx) {
+  if (!graveyard_) graveyard_ = std::make_shared<Graveyard>();  // most pipelines never need one
   graveyard_->contexts.emplace_back(ctx);
   if (graveyard_->reap_queued) return;
   graveyard_->reap_queued = true;

@@ -11,7 +11,7 @@
 
 namespace trellis {
 
-SocketAddress::SocketAddress() noexcept { std::memset(&storage_, 0, sizeof(storage_)); }
+SocketAddress::SocketAddress() noexcept { std::memset(&inet_, 0, sizeof(inet_)); }
 
 SocketAddress SocketAddress::from_ip(std::string_view ip, std::uint16_t port) {
   SocketAddress a;
@@ -19,8 +19,8 @@ SocketAddress SocketAddress::from_ip(std::string_view ip, std::uint16_t port) {
   if (text.size() > 2 && text.front() == '[' && text.back() == ']') {
     text = text.substr(1, text.size() - 2);
   }
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&a.storage_);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&a.storage_);
+  auto* v4 = &a.inet_.v4;
+  auto* v6 = &a.inet_.v6;
   if (inet_pton(AF_INET, text.c_str(), &v4->sin_addr) == 1) {
     v4->sin_family = AF_INET;
     v4->sin_port = htons(port);
@@ -39,12 +39,14 @@ SocketAddress SocketAddress::from_ip(std::string_view ip, std::uint16_t port) {
 
 SocketAddress SocketAddress::from_unix_path(std::string_view path) {
   SocketAddress a;
-  auto* un = reinterpret_cast<sockaddr_un*>(&a.storage_);
+  auto storage = std::make_shared<sockaddr_storage>();  // zeroed
+  auto* un = reinterpret_cast<sockaddr_un*>(storage.get());
   if (path.size() >= sizeof(un->sun_path)) {
     throw InvalidArgumentError("unix socket path too long: '" + std::string(path) + "'");
   }
   un->sun_family = AF_UNIX;
   std::memcpy(un->sun_path, path.data(), path.size());
+  a.other_ = std::move(storage);
   a.kind_ = Kind::kUnix;
   a.length_ = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + 1);
   a.text_ = std::string(path);
@@ -53,11 +55,20 @@ SocketAddress SocketAddress::from_unix_path(std::string_view path) {
 
 SocketAddress SocketAddress::from_sockaddr(const sockaddr* address, socklen_t length) {
   SocketAddress a;
-  if (address == nullptr || length <= 0 || static_cast<std::size_t>(length) > sizeof(a.storage_)) {
+  if (address == nullptr || length <= 0 ||
+      static_cast<std::size_t>(length) > sizeof(sockaddr_storage)) {
     return a;
   }
-  std::memcpy(&a.storage_, address, static_cast<std::size_t>(length));
   a.length_ = length;
+  const bool inet = (address->sa_family == AF_INET || address->sa_family == AF_INET6) &&
+                    static_cast<std::size_t>(length) <= sizeof(Inet);
+  if (inet) {
+    std::memcpy(&a.inet_, address, static_cast<std::size_t>(length));
+  } else {
+    auto storage = std::make_shared<sockaddr_storage>();  // zeroed
+    std::memcpy(storage.get(), address, static_cast<std::size_t>(length));
+    a.other_ = std::move(storage);
+  }
   switch (address->sa_family) {
     case AF_INET:
       a.kind_ = Kind::kIpv4;
@@ -67,7 +78,7 @@ SocketAddress SocketAddress::from_sockaddr(const sockaddr* address, socklen_t le
       break;
     case AF_UNIX: {
       a.kind_ = Kind::kUnix;
-      const auto* un = reinterpret_cast<const sockaddr_un*>(&a.storage_);
+      const auto* un = reinterpret_cast<const sockaddr_un*>(a.other_.get());
       const auto max = static_cast<std::size_t>(length) - offsetof(sockaddr_un, sun_path);
       a.text_.assign(un->sun_path, strnlen(un->sun_path, max));
       break;
@@ -88,20 +99,16 @@ SocketAddress SocketAddress::embedded(std::string_view name) {
 std::string SocketAddress::ip() const {
   char buf[INET6_ADDRSTRLEN] = {};
   if (kind_ == Kind::kIpv4) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr, buf,
-              sizeof(buf));
+    inet_ntop(AF_INET, &ip4().sin_addr, buf, sizeof(buf));
   } else if (kind_ == Kind::kIpv6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_addr, buf,
-              sizeof(buf));
+    inet_ntop(AF_INET6, &ip6().sin6_addr, buf, sizeof(buf));
   }
   return buf;
 }
 
 std::uint16_t SocketAddress::port() const noexcept {
-  if (kind_ == Kind::kIpv4) return ntohs(reinterpret_cast<const sockaddr_in*>(&storage_)->sin_port);
-  if (kind_ == Kind::kIpv6) {
-    return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_port);
-  }
+  if (kind_ == Kind::kIpv4) return ntohs(ip4().sin_port);
+  if (kind_ == Kind::kIpv6) return ntohs(ip6().sin6_port);
   return 0;
 }
 

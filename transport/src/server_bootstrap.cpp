@@ -17,11 +17,12 @@ namespace trellis {
 namespace {
 
 // The last handler of a server pipeline: gives each accepted channel its options and child
-// handler and registers it on its own loop.
+// handler and registers it on its own loop. The children share one copy of the options.
 class ServerBootstrapAcceptor final : public ChannelInboundHandler {
  public:
   ServerBootstrapAcceptor(ChannelOptions options, std::shared_ptr<ChannelHandler> handler)
-      : options_(std::move(options)), handler_(std::move(handler)) {}
+      : options_(std::make_shared<const ChannelOptions>(std::move(options))),
+        handler_(std::move(handler)) {}
 
   void channel_read(ChannelHandlerContext& ctx, Message msg) override {
     auto* child_ptr = msg.try_get<std::shared_ptr<SocketChannel>>();
@@ -31,7 +32,7 @@ class ServerBootstrapAcceptor final : public ChannelInboundHandler {
     }
     auto child = std::move(*child_ptr);
     child->set_options(options_);
-    options_.apply_to_config(*child);
+    options_->apply_to_config(*child);
     auto handler = handler_;
     // The handler is added on the child's loop, just before registration.
     child->register_channel([handler](SocketChannel& ch) {
@@ -45,7 +46,7 @@ class ServerBootstrapAcceptor final : public ChannelInboundHandler {
   }
 
  private:
-  ChannelOptions options_;
+  std::shared_ptr<const ChannelOptions> options_;
   std::shared_ptr<ChannelHandler> handler_;
 };
 

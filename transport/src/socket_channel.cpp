@@ -73,8 +73,22 @@ std::optional<SocketAddress> SocketChannel::local_address() const { return local
 std::optional<SocketAddress> SocketChannel::remote_address() const { return remote_; }
 
 void SocketChannel::set_options(const ChannelOptions& options) {
-  options_ = options;
-  if (options.allow_half_closure) set_allow_half_closure(*options.allow_half_closure);
+  set_options(std::make_shared<const ChannelOptions>(options));
+}
+
+void SocketChannel::set_options(std::shared_ptr<const ChannelOptions> options) {
+  options_ = std::move(options);
+  if (options_ && options_->allow_half_closure) {
+    set_allow_half_closure(*options_->allow_half_closure);
+  }
+}
+
+void SocketChannel::apply_options() {
+  if (options_) {
+    options_->apply_to_socket(fd_, false);
+  } else {
+    ChannelOptions().apply_to_socket(fd_, false);  // the defaults (TCP_NODELAY on)
+  }
 }
 
 Future<void> SocketChannel::register_channel(UniqueFunction<void(SocketChannel&)> before) {
@@ -83,7 +97,7 @@ Future<void> SocketChannel::register_channel(UniqueFunction<void(SocketChannel&)
 
 void SocketChannel::do_register() {
   if (fd_ >= 0 && !socket_.is_open()) {
-    options_.apply_to_socket(fd_, false);
+    apply_options();
     socket_.assign(fd_);
   }
   self_ = shared_from_this();
@@ -101,7 +115,7 @@ void SocketChannel::ensure_socket(int family) {
     fd_ = -1;  // assign closed it
     throw;
   }
-  options_.apply_to_socket(fd_, false);
+  apply_options();
 }
 
 void SocketChannel::do_bind(const SocketAddress& local) {
@@ -118,8 +132,7 @@ void SocketChannel::do_connect(const SocketAddress& remote,
   if (remote.length() == 0) throw InvalidArgumentError("cannot connect to " + remote.to_string());
   if (local) do_bind(*local);
   ensure_socket(remote.sockaddr_ptr()->sa_family);
-  remote_requested_ = remote;
-  connect_promise_ = std::move(promise);
+  connect_ = std::make_unique<ConnectState>(ConnectState{std::move(promise), std::nullopt, remote});
   int r;
   do {
     r = ::connect(fd_, remote.sockaddr_ptr(), remote.length());
@@ -129,21 +142,19 @@ void SocketChannel::do_connect(const SocketAddress& remote,
     return;
   }
   if (errno != EINPROGRESS) {
-    connect_promise_ = {};
+    connect_.reset();
     throw IoError(last_error(), "connect to " + remote.to_string());
   }
   state_.store(kConnecting, std::memory_order_release);
   const auto timeout = config().connect_timeout();
   if (timeout.count() > 0) {
     std::weak_ptr<SocketChannel> weak = shared_from_this();
-    connect_timeout_ = loop_.schedule(timeout, [weak] {
+    connect_->timeout = loop_.schedule(timeout, [weak] {
       auto self = weak.lock();
-      if (!self || self->state_.load() != kConnecting) return;
-      auto promise = std::move(self->connect_promise_);
-      self->connect_timeout_.reset();
-      promise.try_failure(std::make_exception_ptr(
-          ConnectTimeoutError(std::make_error_code(std::errc::timed_out),
-                              "connect to " + self->remote_requested_.to_string())));
+      if (!self || self->state_.load() != kConnecting || !self->connect_) return;
+      const std::unique_ptr<ConnectState> state = std::move(self->connect_);
+      state->promise.try_failure(std::make_exception_ptr(ConnectTimeoutError(
+          std::make_error_code(std::errc::timed_out), "connect to " + state->remote.to_string())));
       self->unsafe().close(ChannelPromise{});
     });
   }
@@ -164,21 +175,20 @@ void SocketChannel::on_connect_ready(const std::error_code& ec) {
 }
 
 void SocketChannel::finish_connect(std::error_code error) {
-  if (connect_timeout_) {
-    connect_timeout_->cancel();
-    connect_timeout_.reset();
-  }
-  auto promise = std::move(connect_promise_);
+  const std::unique_ptr<ConnectState> state = std::move(connect_);
+  if (!state) return;  // already completed (timed out or closed)
+  if (state->timeout) state->timeout->cancel();
+  ChannelPromise promise = std::move(state->promise);
   if (error) {
     promise.try_failure(
-        std::make_exception_ptr(IoError(error, "connect to " + remote_requested_.to_string())));
+        std::make_exception_ptr(IoError(error, "connect to " + state->remote.to_string())));
     unsafe().close(ChannelPromise{});
     return;
   }
   local_ = query_address(fd_, false);
   remote_ = query_address(fd_, true);
   state_.store(kActive, std::memory_order_release);
-  spdlog::debug("[id: 0x{}] connected to {}", id().as_short_text(), remote_requested_.to_string());
+  spdlog::debug("[id: 0x{}] connected to {}", id().as_short_text(), state->remote.to_string());
   const bool set = promise.try_success();
   // A cancelled connect promise closes the channel, as in Netty.
   if (!set && !promise.is_void()) {
@@ -191,13 +201,11 @@ void SocketChannel::finish_connect(std::error_code error) {
 void SocketChannel::do_close() {
   const int old = state_.exchange(kClosed, std::memory_order_acq_rel);
   if (old == kClosed) return;
-  if (connect_timeout_) {
-    connect_timeout_->cancel();
-    connect_timeout_.reset();
-  }
-  if (!connect_promise_.is_void()) {
-    auto promise = std::move(connect_promise_);
-    promise.try_failure(std::make_exception_ptr(ClosedChannelError()));
+  if (const std::unique_ptr<ConnectState> state = std::move(connect_)) {
+    if (state->timeout) state->timeout->cancel();
+    if (!state->promise.is_void()) {
+      state->promise.try_failure(std::make_exception_ptr(ClosedChannelError()));
+    }
   }
   if (socket_.is_open()) {
     socket_.close();  // closes fd_ and aborts the waits

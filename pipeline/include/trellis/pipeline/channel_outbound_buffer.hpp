@@ -3,6 +3,12 @@
 // channel_writability_changed on crossing), promises complete in write order, and closing fails
 // everything left with ClosedChannelError. Transports drain it through current()/remove() or,
 // for a gathering write, to_iovecs() + remove_bytes().
+//
+// Memory: the first queued message sits in the buffer itself; only more than one at a time
+// take a heap ring, which is given back when the queue drains. Request/response traffic (one
+// write per flush) thus allocates nothing, and an idle channel holds no ring. The ring's first
+// array is recycled through a one-array spare per thread, so bursts of a few writes do not
+// reach malloc either.
 #pragma once
 
 #include <sys/uio.h>
@@ -10,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <span>
 
 #include <trellis/pipeline/channel_promise.hpp>
@@ -42,10 +49,10 @@ class ChannelOutboundBuffer {
     add_message(std::move(msg), size, std::move(promise));
   }
   // Marks every queued message as flushed: the transport may write them now.
-  void add_flush() noexcept { flushed_ = entries_.size(); }
+  void add_flush() noexcept { flushed_ = queued(); }
 
   // The first flushed message, or nullptr.
-  Message* current() noexcept { return flushed_ ? &entries_.front().msg : nullptr; }
+  Message* current() noexcept { return flushed_ ? &entry(0).msg : nullptr; }
   // Drops the first flushed message and completes its promise (successfully, or with error).
   // Returns false when nothing was flushed.
   bool remove();
@@ -62,7 +69,7 @@ class ChannelOutboundBuffer {
   template <class Fn>
   void for_each_flushed_message(Fn&& fn) {
     for (std::size_t i = 0; i < flushed_; ++i) {
-      if (!fn(entries_[i].msg)) break;
+      if (!fn(entry(i).msg)) break;
     }
   }
 
@@ -70,7 +77,7 @@ class ChannelOutboundBuffer {
   std::size_t size() const noexcept { return flushed_; }
   bool is_empty() const noexcept { return flushed_ == 0; }
   // Messages written but not flushed yet.
-  std::size_t unflushed_size() const noexcept { return entries_.size() - flushed_; }
+  std::size_t unflushed_size() const noexcept { return queued() - flushed_; }
   std::size_t total_pending_write_bytes() const noexcept { return pending_bytes_; }
 
   bool is_writable() const noexcept { return unwritable_ == 0; }
@@ -88,6 +95,10 @@ class ChannelOutboundBuffer {
   // Fails every message, flushed or not, in order. Writability changes are not fired.
   void close(std::exception_ptr error);
 
+  // The number of messages the heap ring has room for: 0 while at most one message is queued
+  // at a time, and again once the queue has drained (for tests).
+  std::size_t ring_capacity() const noexcept { return rest_.capacity(); }
+
  private:
   static constexpr std::uint32_t kWaterMarkBit = 1;
   static constexpr std::uint32_t kUserBit = 2;
@@ -97,6 +108,24 @@ class ChannelOutboundBuffer {
     ChannelPromise promise;
     std::size_t size;
   };
+  // Takes the ring's smallest array from (and returns it to) a spare kept per thread.
+  struct RingAllocator {
+    using value_type = Entry;
+    Entry* allocate(std::size_t n);
+    void deallocate(Entry* p, std::size_t n) noexcept;
+  };
+
+  // The queue is first_ (when engaged) followed by rest_.
+  std::size_t queued() const noexcept { return (first_ ? 1 : 0) + rest_.size(); }
+  Entry& entry(std::size_t i) noexcept {
+    if (first_) {
+      if (i == 0) return *first_;
+      --i;
+    }
+    return rest_[i];
+  }
+  void push_entry(Entry&& e);
+  Entry pop_entry();
 
   void increment_pending(std::size_t size);
   void decrement_pending(std::size_t size, bool notify);
@@ -104,8 +133,9 @@ class ChannelOutboundBuffer {
   bool remove_entry(std::exception_ptr error, bool notify);
 
   Channel* channel_;
-  RingBuffer<Entry> entries_;
-  std::size_t flushed_ = 0;  // entries_[0, flushed_) are flushed
+  std::optional<Entry> first_;  // the head of the queue, without a heap allocation
+  RingBuffer<Entry, RingAllocator> rest_;
+  std::size_t flushed_ = 0;  // entry(0) .. entry(flushed_ - 1) are flushed
   std::size_t pending_bytes_ = 0;
   std::uint32_t unwritable_ = 0;
   bool failing_ = false;

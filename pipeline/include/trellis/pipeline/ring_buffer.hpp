@@ -1,6 +1,7 @@
 // RingBuffer<T>: a growable FIFO on one power-of-two array. Unlike std::deque it never frees
 // memory while it cycles, so a steady push/pop stream (queued writes, test message queues)
-// allocates nothing once it has grown to its working size.
+// allocates nothing once it has grown to its working size; release() gives the memory back.
+// Alloc must be stateless (it is default-constructed wherever memory is taken or returned).
 #pragma once
 
 #include <cstddef>
@@ -13,9 +14,12 @@
 
 namespace trellis {
 
-template <class T>
+template <class T, class Alloc = std::allocator<T>>
 class RingBuffer {
  public:
+  // The capacity of the first array, taken on the first push.
+  static constexpr std::size_t kInitialCapacity = 8;
+
   template <bool kConst>
   class Iterator {
    public:
@@ -111,6 +115,8 @@ class RingBuffer {
     }
     head_ = 0;
   }
+  // Destroys the elements and frees the memory (capacity() becomes 0).
+  void release() noexcept { destroy_all(); }
 
   iterator begin() noexcept { return {this, 0}; }
   iterator end() noexcept { return {this, size_}; }
@@ -123,21 +129,21 @@ class RingBuffer {
     return (*this)[i];
   }
   void grow() {
-    const std::size_t cap = capacity_ == 0 ? 8 : capacity_ * 2;
-    T* fresh = std::allocator<T>().allocate(cap);
+    const std::size_t cap = capacity_ == 0 ? kInitialCapacity : capacity_ * 2;
+    T* fresh = Alloc().allocate(cap);
     for (std::size_t i = 0; i < size_; ++i) {
       T& src = (*this)[i];
       ::new (static_cast<void*>(fresh + i)) T(std::move(src));
       std::destroy_at(&src);
     }
-    if (data_ != nullptr) std::allocator<T>().deallocate(data_, capacity_);
+    if (data_ != nullptr) Alloc().deallocate(data_, capacity_);
     data_ = fresh;
     capacity_ = cap;
     head_ = 0;
   }
   void destroy_all() noexcept {
     clear();
-    if (data_ != nullptr) std::allocator<T>().deallocate(data_, capacity_);
+    if (data_ != nullptr) Alloc().deallocate(data_, capacity_);
     data_ = nullptr;
     capacity_ = 0;
   }

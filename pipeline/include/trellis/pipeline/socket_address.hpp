@@ -1,11 +1,17 @@
 // SocketAddress: a channel's local or remote address as a plain value (IPv4, IPv6, Unix-domain
 // path, or a named in-process address for embedded channels), convertible to a sockaddr for the
 // transport without bringing Asio into the pipeline layer.
+//
+// Compact (a connection holds two): an IPv4 or IPv6 sockaddr is stored inline; any other
+// (Unix-domain, or an unknown family the OS reported) sits in an immutable heap block that
+// copies share.
 #pragma once
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -37,16 +43,30 @@ class SocketAddress {
 
   // For bind/connect; length() is 0 for kNone and kEmbedded.
   const sockaddr* sockaddr_ptr() const noexcept {
-    return reinterpret_cast<const sockaddr*>(&storage_);
+    return other_ ? reinterpret_cast<const sockaddr*>(other_.get()) : &inet_.sa;
   }
   socklen_t length() const noexcept { return length_; }
 
   friend bool operator==(const SocketAddress& a, const SocketAddress& b) noexcept;
 
  private:
+  const sockaddr_in& ip4() const noexcept {
+    return *reinterpret_cast<const sockaddr_in*>(sockaddr_ptr());
+  }
+  const sockaddr_in6& ip6() const noexcept {
+    return *reinterpret_cast<const sockaddr_in6*>(sockaddr_ptr());
+  }
+
+  union Inet {
+    sockaddr sa;
+    sockaddr_in v4;
+    sockaddr_in6 v6;
+  };
+
   Kind kind_ = Kind::kNone;
-  sockaddr_storage storage_;
   socklen_t length_ = 0;
+  Inet inet_;                                      // kIpv4, kIpv6 (zeroed otherwise)
+  std::shared_ptr<const sockaddr_storage> other_;  // any other address with a length
   std::string text_;
 };
 

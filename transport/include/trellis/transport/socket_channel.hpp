@@ -44,6 +44,8 @@ class SocketChannel final : public Channel,
   Future<void> register_channel(UniqueFunction<void(SocketChannel&)> before = {});
   // Socket options for the socket, applied when the socket exists (now, or at connect/bind).
   void set_options(const ChannelOptions& options);
+  // The same, sharing options with other channels (a server's accepted children).
+  void set_options(std::shared_ptr<const ChannelOptions> options);
 
   bool is_open() const override { return state_.load(std::memory_order_acquire) != kClosed; }
   bool is_active() const override { return state_.load(std::memory_order_acquire) == kActive; }
@@ -94,6 +96,14 @@ class SocketChannel final : public Channel,
   void record_read(std::size_t n) noexcept;
   void do_shutdown_output();
   void cache_addresses();
+  void apply_options();
+
+  // What only a connecting channel needs: created by do_connect, dropped when it completes.
+  struct ConnectState {
+    ChannelPromise promise;
+    std::optional<ScheduledFuture<void>> timeout;
+    SocketAddress remote;  // as requested
+  };
 
   EventLoop& loop_;
   detail::ReactorDescriptor socket_;
@@ -104,8 +114,8 @@ class SocketChannel final : public Channel,
   std::atomic<bool> input_shutdown_{false};
   std::atomic<bool> output_shutdown_{false};
   std::atomic<bool> allow_half_closure_{false};
-  ChannelOptions options_;
-  std::shared_ptr<SocketChannel> self_;  // from registration until unregistered
+  std::shared_ptr<const ChannelOptions> options_;  // nullptr: none set
+  std::shared_ptr<SocketChannel> self_;            // from registration until unregistered
   bool read_pending_ = false;
   bool waiting_read_ = false;
   bool waiting_write_ = false;
@@ -114,9 +124,7 @@ class SocketChannel final : public Channel,
   bool maybe_more_ = false;
   std::size_t read_size_ = kInitialReadSize;
   int small_reads_ = 0;
-  ChannelPromise connect_promise_;
-  std::optional<ScheduledFuture<void>> connect_timeout_;
-  SocketAddress remote_requested_;
+  std::unique_ptr<ConnectState> connect_;  // while connecting
   std::optional<SocketAddress> local_;
   std::optional<SocketAddress> remote_;
 };
