@@ -5,6 +5,9 @@
 // (a request body is read into the request and dropped). Plain tcp::socket, no timeouts.
 //   g++ -O2 -std=c++20 beast_http.cpp -o beast_http -pthread
 //   beast_http [PORT=18182]
+// Boost 1.74's asio/awaitable.hpp uses std::exchange without including <utility>.
+#include <utility>
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>

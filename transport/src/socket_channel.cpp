@@ -249,15 +249,20 @@ void SocketChannel::arm_read() {
 }
 
 void SocketChannel::on_read_ready(void* self, const std::error_code& ec) {
-  static_cast<SocketChannel*>(self)->on_readable(ec);
+  auto* channel = static_cast<SocketChannel*>(self);
+  // Once the peer may have closed, every later read goes on to EAGAIN or end of stream.
+  if (channel->read_wait_.peer_may_have_closed()) channel->peer_closed_seen_ = true;
+  channel->on_readable(ec);
 }
 
 void SocketChannel::record_read(std::size_t n) noexcept {
   if (n >= read_size_) {
     read_size_ = std::min(read_size_ * 2, kMaxReadSize);
     small_reads_ = 0;
-  } else if (n <= read_size_ / 2) {
-    // Shrink only after two small reads in a row, so one short message does not thrash.
+  } else if (n < read_size_ / 2) {
+    // Shrink only after two small reads in a row, so one short message does not thrash; and
+    // only below half, so that the halved size still has room to spare: messages of exactly
+    // the halved size would fill it, and a full buffer costs a read that finds nothing.
     if (++small_reads_ >= 2) {
       read_size_ = std::max(read_size_ / 2, kMinReadSize);
       small_reads_ = 0;
@@ -285,15 +290,21 @@ void SocketChannel::on_readable(const std::error_code& ec) {
     ByteBuf buf = alloc.buffer(read_size_);
     auto span = buf.writable_span();
     const std::size_t want = std::min(span.size(), kMaxReadSize);
-    // Fill the buffer until it is full, the socket is empty (EAGAIN) or the stream ends. A short
-    // read alone does not prove the socket empty: data and a FIN that arrive before one wake-up
-    // share one edge, and a read returns the data without the end of stream behind it. The
-    // probing read goes into the same buffer, so it costs no allocation.
+    // Fill the buffer until it is full, the socket is empty or the stream ends. A short read
+    // proves the socket empty only if the wake-up did not report the peer's FIN: data and a FIN
+    // that arrive before one wake-up share one edge, and the read that returns the data does
+    // not tell of the end of stream behind it. Then (or when the reactor cannot report it) the
+    // buffer is read into again until EAGAIN or end of stream, at no allocation.
+    const bool short_read_drains = socket_.reports_peer_close() && !peer_closed_seen_;
     std::size_t got = 0;
     while (got < want) {
       const ssize_t n = ::read(fd_, span.data() + got, want - got);
       if (n > 0) {
         got += static_cast<std::size_t>(n);
+        if (short_read_drains && got < want) {
+          drained = true;
+          break;
+        }
         continue;
       }
       if (n == 0) {

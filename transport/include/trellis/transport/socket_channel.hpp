@@ -122,6 +122,9 @@ class SocketChannel final : public Channel,
   // The last wake-up did not read until EAGAIN (read limit, or reading was off): the next read
   // must not wait for an edge that may never come.
   bool maybe_more_ = false;
+  // A wake-up reported the peer's FIN (EPOLLRDHUP): from then on reads go on to EAGAIN or end
+  // of stream, since a short read no longer proves the socket empty.
+  bool peer_closed_seen_ = false;
   std::size_t read_size_ = kInitialReadSize;
   int small_reads_ = 0;
   std::unique_ptr<ConnectState> connect_;  // while connecting

@@ -3,8 +3,17 @@
 // with epoll_ctl on every wait; a socket channel that reads by itself after each wake-up needs
 // only "tell me at the next edge", which the reactor can do for free when the last wake-up
 // drained the socket. One ReadinessWait per direction lives in the channel and is reused.
+//
+// The descriptor is also registered for EPOLLRDHUP, and a wait keeps the epoll events of the
+// wake-up that completed it, so a reader can tell a drained socket from one whose FIN arrived
+// together with the last bytes (one edge for both) without a probing read. That needs three
+// private members of Asio's epoll_reactor (its epoll descriptor, a descriptor's registered
+// events, the ready events of a wake-up), reached in reactor_descriptor.cpp only; the Asio of
+// the Debian package the product pins has them, and the code checks their types at compile
+// time.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <system_error>
 
@@ -35,13 +44,23 @@ class ReadinessWait final : public asio::detail::reactor_op {
     callback_ = callback;
   }
 
+  // After completion: the peer may have shut down its output (EPOLLRDHUP, EPOLLHUP or EPOLLERR
+  // in the events of the wake-up that completed the wait, or of the latest one when the reactor
+  // completed it at once). When false, a short read means the socket is empty.
+  bool peer_may_have_closed() const noexcept { return peer_closed_; }
+
  private:
+  friend class ReactorDescriptor;
+
   // The reactor performs a wait when the descriptor is (or may be) ready: it is over at once,
   // and "exhausted" tells the reactor not to try the next wait speculatively until a new edge.
-  static status do_perform(reactor_op*) { return done_and_exhausted; }
+  // It also notes the wake-up's events.
+  static status do_perform(reactor_op* base);
   static void do_complete(void* owner, asio::detail::operation* base, const asio::error_code&,
                           std::size_t);
 
+  asio::detail::reactor::per_descriptor_data state_ = nullptr;
+  bool peer_closed_ = false;
   std::shared_ptr<void> keep_alive_;
   void* target_ = nullptr;
   Callback callback_ = nullptr;
@@ -54,10 +73,13 @@ class ReactorDescriptor {
   ReactorDescriptor(const ReactorDescriptor&) = delete;
   ReactorDescriptor& operator=(const ReactorDescriptor&) = delete;
 
-  // Takes ownership of fd and registers it (readable and error edges; writable on demand).
-  // Throws std::system_error if the reactor refuses it (fd is then closed).
+  // Takes ownership of fd and registers it (readable, peer-closed and error edges; writable on
+  // demand). Throws std::system_error if the reactor refuses it (fd is then closed).
   void assign(int fd);
   bool is_open() const noexcept { return fd_ >= 0; }
+  // True when waits report the peer's FIN (EPOLLRDHUP could be added); else readers must read
+  // until EAGAIN to see an end of stream that came with the last bytes.
+  bool reports_peer_close() const noexcept { return reports_peer_close_; }
   int native_handle() const noexcept { return fd_; }
 
   // Completes at the next readable edge, or at once if an edge came since the last wait
@@ -75,6 +97,7 @@ class ReactorDescriptor {
   asio::detail::reactor& reactor_;
   asio::detail::reactor::per_descriptor_data data_ = nullptr;
   int fd_ = -1;
+  bool reports_peer_close_ = false;
 };
 
 }  // namespace trellis::detail
