@@ -101,7 +101,8 @@ class AsioEchoServer {
       accept();
     });
   }
-  asio::io_context io_{1};
+  // One thread uses every I/O object: no reactor I/O locking (as trellis's event loops).
+  asio::io_context io_{ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   asio::ip::tcp::acceptor acceptor_;
   std::thread thread_;
 };

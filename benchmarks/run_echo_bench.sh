@@ -14,8 +14,8 @@
 #
 # All servers of the ping-pong and stream cases run for the whole run, started at the beginning
 # on their own ports and warmed up (WARM_JVM_SECS for Netty, WARM_SECS for the others; discarded);
-# then RUNS rounds, each running every peer once per case, so slow drift of the (shared) machine
-# hits all peers alike. The summary holds medians over the rounds.
+# then RUNS rounds, each running every peer once per case (round r starts with the r-th peer), so
+# slow drift of the (shared) machine hits all peers alike. The summary holds medians over the rounds.
 #
 #   benchmarks/run_echo_bench.sh
 #   RUNS=1 SECS=2 WARM_SECS=1 WARM_JVM_SECS=4 STREAM_BYTES=$((64<<20)) IDLE_CONNS=2000 \
@@ -312,9 +312,18 @@ for peer in $SERVED; do
     fail_run "warm-up $peer" "$OUT/logs/warmup-$peer.log"
 done
 
+# Round r starts with the r-th peer: no peer always runs right after the same one (the JVM's
+# background work after a Netty run would otherwise always land on the same next peer).
+rotated() {
+  local shift=$1 list=() i
+  shift
+  list=("$@")
+  for ((i = 0; i < ${#list[@]}; i++)); do printf '%s ' "${list[$(((i + shift) % ${#list[@]}))]}"; done
+}
+
 for round in $(seq "$RUNS"); do
   for conns in $CONNS_LIST; do
-    for peer in $PEERS; do pingpong_run "$round" "$conns" "$peer"; done
+    for peer in $(rotated $((round - 1)) $PEERS); do pingpong_run "$round" "$conns" "$peer"; done
   done
 done
 
@@ -325,7 +334,9 @@ if [ -n "$STREAM_PEERS" ]; then
     stream_run warm "$peer" "$warm_bytes"
   done
   for round in $(seq "$RUNS"); do
-    for peer in $STREAM_PEERS; do stream_run "$round" "$peer" "$STREAM_BYTES"; done
+    for peer in $(rotated $((round - 1)) $STREAM_PEERS); do
+      stream_run "$round" "$peer" "$STREAM_BYTES"
+    done
   done
 fi
 

@@ -46,7 +46,8 @@ void accept(tcp::acceptor& acceptor) {
 
 int main(int argc, char** argv) {
   const auto port = static_cast<unsigned short>(argc > 1 ? std::atoi(argv[1]) : 18092);
-  asio::io_context io{1};
+  // One thread uses every I/O object: no reactor I/O locking (as trellis's event loops).
+  asio::io_context io{ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   tcp::acceptor acceptor(io);
   const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
   acceptor.open(endpoint.protocol());

@@ -34,7 +34,8 @@ void run_logged(UniqueFunction<void()>& fn) noexcept {
 
 EventLoop::EventLoop(std::string name)
     : name_(name.empty() ? "trellis-el-" + std::to_string(g_loop_counter.fetch_add(1)) : name),
-      io_(1),
+      // Every I/O object of the loop is used on the loop's thread only: no reactor I/O locking.
+      io_(ASIO_CONCURRENCY_HINT_UNSAFE_IO),
       timer_(io_),
       shutdown_timer_(io_),
       armed_deadline_(kNoDeadline),

@@ -1,6 +1,9 @@
-// EventLoop: one thread running one asio::io_context (concurrency hint 1). It is an executor
-// (tasks, scheduled tasks on one steady_timer armed at the earliest deadline, coroutine tasks)
-// and the home of the channels registered with it.
+// EventLoop: one thread running one asio::io_context. It is an executor (tasks, scheduled tasks
+// on one steady_timer armed at the earliest deadline, coroutine tasks) and the home of the
+// channels registered with it. The io_context is created with ASIO_CONCURRENCY_HINT_UNSAFE_IO:
+// Asio I/O objects on it (sockets, timers; the loop's own channels) must only be used on the
+// loop's thread, which saves a mutex lock and unlock per readiness wait; posting to it from any
+// thread stays safe.
 #pragma once
 
 #include <atomic>
