@@ -14,7 +14,7 @@
 #
 # All servers of the ping-pong and stream cases run for the whole run, started at the beginning
 # on their own ports and warmed up (WARM_JVM_SECS for Netty, WARM_SECS for the others; discarded);
-# then RUNS rounds, each running every peer once per case (round r starts with the r-th peer), so
+# then RUNS rounds, each running every peer once per case (the peer order changes from round to round), so
 # slow drift of the (shared) machine hits all peers alike. The summary holds medians over the rounds.
 #
 #   benchmarks/run_echo_bench.sh
@@ -312,13 +312,21 @@ for peer in $SERVED; do
     fail_run "warm-up $peer" "$OUT/logs/warmup-$peer.log"
 done
 
-# Round r starts with the r-th peer: no peer always runs right after the same one (the JVM's
-# background work after a Netty run would otherwise always land on the same next peer).
+# The peer order changes from round to round (rotated, every other round backwards): no peer
+# always runs right after the same one (the JVM's background work after a Netty run would otherwise always land on the same
+# next peer).
 rotated() {
-  local shift=$1 list=() i
+  local shift=$1 list=() i n
   shift
   list=("$@")
-  for ((i = 0; i < ${#list[@]}; i++)); do printf '%s ' "${list[$(((i + shift) % ${#list[@]}))]}"; done
+  n=${#list[@]}
+  for ((i = 0; i < n; i++)); do
+    if ((shift % 2)); then
+      printf '%s ' "${list[$(((shift - i + 2 * n) % n))]}"
+    else
+      printf '%s ' "${list[$(((i + shift) % n))]}"
+    fi
+  done
 }
 
 for round in $(seq "$RUNS"); do

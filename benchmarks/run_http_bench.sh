@@ -18,7 +18,7 @@
 #              nginx discards it and answers the hello)
 # After a smoke test (curl) and a discarded warm-up of every peer with every case (JVM:
 # $WARM_JVM_SECS s per case, others $WARM_SECS s), it measures $RUNS interleaved rounds
-# (round -> case -> peer; round r starts with the r-th peer). For each run it records req/s, p50/p99 latency, socket errors and
+# (round -> case -> peer; the peer order changes from round to round). For each run it records req/s, p50/p99 latency, socket errors and
 # non-2xx responses, and the server's CPU time (utime+stime of /proc/PID/stat; for nginx the
 # worker processes) per request. Results: $OUT/raw.tsv and $OUT/summary.md (medians over the
 # rounds and trellis/netty, trellis/asio ratios), also printed; wrk outputs and server logs
@@ -423,13 +423,21 @@ for c in $CASES; do
   echo "${WRK[*]}" | sed -E "s#127.0.0.1:[0-9]+#127.0.0.1:PORT#" >>"$OUT/commands.txt"
 done
 log "== measuring: $RUNS interleaved rounds x (${CASES}) x (${PEERS}), ${SECS}s each"
-# Round r starts with the r-th peer: no peer always runs right after the same one (the JVM's
-# background work after a Netty run would otherwise always land on the same next peer).
+# The peer order changes from round to round (rotated, every other round backwards): no peer
+# always runs right after the same one (the JVM's background work after a Netty run would otherwise always land on the same
+# next peer).
 rotated() {
-  local shift=$1 list=() i
+  local shift=$1 list=() i n
   shift
   list=("$@")
-  for ((i = 0; i < ${#list[@]}; i++)); do printf '%s ' "${list[$(((i + shift) % ${#list[@]}))]}"; done
+  n=${#list[@]}
+  for ((i = 0; i < n; i++)); do
+    if ((shift % 2)); then
+      printf '%s ' "${list[$(((shift - i + 2 * n) % n))]}"
+    else
+      printf '%s ' "${list[$(((i + shift) % n))]}"
+    fi
+  done
 }
 for ((r = 1; r <= RUNS; r++)); do
   for c in $CASES; do

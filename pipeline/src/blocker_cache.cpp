@@ -16,6 +16,8 @@ namespace {
 thread_local std::string t_cache_thread_name;
 // The slot of defer_until_idle on a cache thread (in thread_main's frame), else null.
 thread_local constinit UniqueFunction<void()>* t_deferred = nullptr;
+// This cache thread announced its return (see BlockerCache::announce_return).
+thread_local constinit bool t_announced_return = false;
 
 void run_logged(UniqueFunction<void()>& job) noexcept {
   try {
@@ -78,12 +80,31 @@ void BlockerCache::start_locked(UniqueFunction<void()>& job, std::string name) {
   ++live_;
 }
 
+void BlockerCache::announce_return() {
+  if (t_announced_return) return;
+  std::lock_guard lock(mutex_);
+  ++returning_;
+  t_announced_return = true;
+}
+
+void BlockerCache::withdraw_return() {
+  if (!t_announced_return) return;
+  std::lock_guard lock(mutex_);
+  --returning_;
+  t_announced_return = false;
+}
+
 bool BlockerCache::try_run(UniqueFunction<void()>& job) {
   std::vector<std::unique_ptr<Thread>> zombies;
   {
     std::lock_guard lock(mutex_);
     if (shutdown_) return false;
     if (hand_to_idle_locked(job)) return true;
+    if (returning_ > pending_.size()) {
+      // A thread is on its way back: it takes the job before it goes idle (next_job).
+      pending_.push_back(std::move(job));
+      return true;
+    }
     if (live_ >= options_.max_threads) return false;
     zombies = take_zombies_locked();
     auto index = ++next_index_;
@@ -170,6 +191,10 @@ std::vector<std::unique_ptr<BlockerCache::Thread>> BlockerCache::take_zombies_lo
 bool BlockerCache::next_job(Thread* self, UniqueFunction<void()>& job,
                             UniqueFunction<void()>& deferred) {
   std::unique_lock lock(mutex_);
+  if (t_announced_return) {
+    --returning_;
+    t_announced_return = false;
+  }
   bool registered = false;
   if (deferred) {
     // Idle first, then run what the last job deferred: work it hands over can take this thread.

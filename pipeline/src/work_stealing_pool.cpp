@@ -467,10 +467,17 @@ void WorkStealingPool::claim_offered_role() {
     // Nothing offered: this thread is a spare, unless a hand-off reserved it (it publishes its
     // offer first, so look again) or a take-back has not counted it yet (the same).
     auto spare = spare_claimers_.load(std::memory_order_seq_cst);
-    while (spare > 0) {
-      if (spare_claimers_.compare_exchange_weak(spare, spare - 1, std::memory_order_seq_cst)) {
-        return;
+    if (spare > 0) {
+      // About to go back to the cache: announce it first, so that a hand-off that finds no
+      // spare and no idle thread in the meantime queues its job for this thread instead of
+      // starting a new one.
+      cache_.announce_return();
+      while (spare > 0) {
+        if (spare_claimers_.compare_exchange_weak(spare, spare - 1, std::memory_order_seq_cst)) {
+          return;
+        }
       }
+      cache_.withdraw_return();  // a hand-off reserved this thread after all: look again
     }
     std::this_thread::yield();
   }

@@ -61,6 +61,14 @@ class BlockerCache {
   std::chrono::nanoseconds keep_alive() const noexcept { return options_.keep_alive; }
   std::size_t max_threads() const noexcept { return options_.max_threads; }
 
+  // Called by a thread of this cache whose job is about to end without handing it more work
+  // (a replacement whose worker role was taken back): until the thread is idle in the cache,
+  // try_run queues a job for it instead of starting a thread, so the gap between "my job is
+  // over" and "I am idle" does not make the next hand-off start one. withdraw_return() undoes
+  // it when the job finds more to do after all. Each may be called once per job.
+  void announce_return();
+  void withdraw_return();
+
   // The full name of the calling thread if a cache started it (e.g. "trellis-blocker-3"; the OS
   // name is cut to 15 characters), else an empty string.
   static const std::string& current_thread_name() noexcept;
@@ -93,6 +101,7 @@ class BlockerCache {
   std::uint64_t created_ = 0;
   std::uint64_t next_index_ = 0;
   std::size_t live_ = 0;
+  std::size_t returning_ = 0;  // threads that announced their return and are not idle yet
   bool shutdown_ = false;
 };
 
