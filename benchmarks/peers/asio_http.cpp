@@ -52,8 +52,10 @@ std::string_view header(std::string_view head, std::string_view name) {
     std::string_view field = head.substr(line, end - line);
     if (field.size() >= name.size() && iequals(field.substr(0, name.size()), name)) {
       field.remove_prefix(name.size());
-      while (!field.empty() && (field.front() == ' ' || field.front() == '\t')) field.remove_prefix(1);
-      while (!field.empty() && (field.back() == ' ' || field.back() == '\t')) field.remove_suffix(1);
+      while (!field.empty() && (field.front() == ' ' || field.front() == '\t'))
+        field.remove_prefix(1);
+      while (!field.empty() && (field.back() == ' ' || field.back() == '\t'))
+        field.remove_suffix(1);
       return field;
     }
     line = end;
