@@ -312,22 +312,9 @@ for peer in $SERVED; do
     fail_run "warm-up $peer" "$OUT/logs/warmup-$peer.log"
 done
 
-# The peer order changes from round to round (rotated, every other round backwards): no peer
-# always runs right after the same one (the JVM's background work after a Netty run would otherwise always land on the same
-# next peer).
-rotated() {
-  local shift=$1 list=() i n
-  shift
-  list=("$@")
-  n=${#list[@]}
-  for ((i = 0; i < n; i++)); do
-    if ((shift % 2)); then
-      printf '%s ' "${list[$(((shift - i + 2 * n) % n))]}"
-    else
-      printf '%s ' "${list[$(((i + shift) % n))]}"
-    fi
-  done
-}
+# The peer order changes from round to round (see peer_order.sh).
+# shellcheck source=benchmarks/peer_order.sh
+source benchmarks/peer_order.sh  # (the working directory is the repository root)
 
 for round in $(seq "$RUNS"); do
   for conns in $CONNS_LIST; do

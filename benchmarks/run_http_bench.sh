@@ -423,22 +423,9 @@ for c in $CASES; do
   echo "${WRK[*]}" | sed -E "s#127.0.0.1:[0-9]+#127.0.0.1:PORT#" >>"$OUT/commands.txt"
 done
 log "== measuring: $RUNS interleaved rounds x (${CASES}) x (${PEERS}), ${SECS}s each"
-# The peer order changes from round to round (rotated, every other round backwards): no peer
-# always runs right after the same one (the JVM's background work after a Netty run would otherwise always land on the same
-# next peer).
-rotated() {
-  local shift=$1 list=() i n
-  shift
-  list=("$@")
-  n=${#list[@]}
-  for ((i = 0; i < n; i++)); do
-    if ((shift % 2)); then
-      printf '%s ' "${list[$(((shift - i + 2 * n) % n))]}"
-    else
-      printf '%s ' "${list[$(((i + shift) % n))]}"
-    fi
-  done
-}
+# The peer order changes from round to round (see peer_order.sh).
+# shellcheck source=benchmarks/peer_order.sh
+source "$ROOT/benchmarks/peer_order.sh"
 for ((r = 1; r <= RUNS; r++)); do
   for c in $CASES; do
     for p in $(rotated $((r - 1)) $PEERS); do run_one "$r" "$c" "$p"; done
