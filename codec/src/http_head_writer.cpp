@@ -90,7 +90,6 @@ bool has_unsafe_field(const HttpHeaders& headers) noexcept {
   return false;
 }
 
-
 FieldsSummary summarize_fields(const HttpHeaders& headers) noexcept {
   FieldsSummary summary;
   bool bad = false;
