@@ -96,7 +96,8 @@ FieldsSummary summarize_fields(const HttpHeaders& headers) noexcept {
   for (std::size_t i = 0; i < headers.size(); ++i) {
     const auto field = headers[i];
     summary.bytes += field.name.size() + field.value.size() + 4;
-    bad |= has_cr_lf_nul(field.name) | has_cr_lf_nul(field.value);
+    bad |= has_cr_lf_nul(field.name);
+    bad |= has_cr_lf_nul(field.value);
     switch (headers.id_at(i)) {
       case HeaderId::kDate:
         summary.has_date = true;
