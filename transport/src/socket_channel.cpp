@@ -400,10 +400,17 @@ void SocketChannel::do_write(ChannelOutboundBuffer& out) {
       out.remove();  // empty buffers
       continue;
     }
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = n;
-    const ssize_t r = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    // One buffer (request/response traffic) goes with send(): sendmsg would also copy and check
+    // a msghdr and an iovec array from user space.
+    ssize_t r;
+    if (n == 1) {
+      r = ::send(fd_, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL);
+    } else {
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = n;
+      r = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    }
     if (r >= 0) {
       out.remove_bytes(static_cast<std::size_t>(r));
       if (static_cast<std::size_t>(r) < bytes) {
