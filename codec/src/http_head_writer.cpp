@@ -76,12 +76,12 @@ bool has_cr_lf_nul(std::string_view s) noexcept {
   for (char c : s) bad |= (c == '\r') | (c == '\n') | (c == '\0');
   return bad;
 }
-
-char* put(char* out, std::string_view s) noexcept {
-  std::memcpy(out, s.data(), s.size());
-  return out + s.size();
-}
 }  // namespace
+
+char* put_text(char* out, std::string_view text) noexcept {
+  std::memcpy(out, text.data(), text.size());
+  return out + text.size();
+}
 
 bool has_unsafe_field(const HttpHeaders& headers) noexcept {
   for (const auto field : headers) {
@@ -117,10 +117,10 @@ FieldsSummary summarize_fields(const HttpHeaders& headers) noexcept {
 }
 
 char* put_field(char* out, std::string_view name, std::string_view value) noexcept {
-  out = put(out, name);
+  out = put_text(out, name);
   *out++ = ':';
   *out++ = ' ';
-  out = put(out, value);
+  out = put_text(out, value);
   *out++ = '\r';
   *out++ = '\n';
   return out;

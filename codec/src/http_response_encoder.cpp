@@ -29,11 +29,6 @@ void check_safe(const HttpHeaders& headers) {
   if (has_unsafe_field(headers)) throw_unsafe();
 }
 
-char* put(char* out, std::string_view s) noexcept {
-  std::memcpy(out, s.data(), s.size());
-  return out + s.size();
-}
-
 bool is_chunked(const HttpHeaders& headers) {
   return headers.contains_token(HeaderId::kTransferEncoding, "chunked");
 }
@@ -151,16 +146,16 @@ ByteBuf HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, HttpVersion
   head.ensure_writable(size);
   char* const start = reinterpret_cast<char*>(head.writable_span().data());
   char* p = start;
-  p = put(p, version.text());
+  p = put_text(p, version.text());
   *p++ = ' ';
-  p = put(p, code);
+  p = put_text(p, code);
   *p++ = ' ';
-  p = put(p, reason);
-  p = put(p, "\r\n");
+  p = put_text(p, reason);
+  p = put_text(p, "\r\n");
   p = put_fields(p, headers);
   if (!date.empty()) p = put_field(p, header::kDate, date);
   if (!length.empty()) p = put_field(p, header::kContentLength, length);
-  p = put(p, "\r\n");
+  p = put_text(p, "\r\n");
   if (body_bytes > 0) {
     std::memcpy(p, inline_body->readable_span().data(), body_bytes);
     p += body_bytes;

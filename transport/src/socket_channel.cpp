@@ -286,16 +286,16 @@ void SocketChannel::on_readable(const std::error_code& ec) {
   bool eof = false;
   bool drained = false;
   std::error_code error;
+  // Each buffer is filled until it is full, the socket is empty or the stream ends. A short read
+  // proves the socket empty only if the wake-up did not report the peer's FIN: data and a FIN
+  // that arrive before one wake-up share one edge, and the read that returns the data does not
+  // tell of the end of stream behind it. Then (or when the reactor cannot report it) the buffer
+  // is read into again until EAGAIN or end of stream, at no allocation.
+  const bool short_read_drains = socket_.reports_peer_close() && !peer_closed_seen_;
   while (reads < max_reads) {
     ByteBuf buf = alloc.buffer(read_size_);
     auto span = buf.writable_span();
     const std::size_t want = std::min(span.size(), kMaxReadSize);
-    // Fill the buffer until it is full, the socket is empty or the stream ends. A short read
-    // proves the socket empty only if the wake-up did not report the peer's FIN: data and a FIN
-    // that arrive before one wake-up share one edge, and the read that returns the data does
-    // not tell of the end of stream behind it. Then (or when the reactor cannot report it) the
-    // buffer is read into again until EAGAIN or end of stream, at no allocation.
-    const bool short_read_drains = socket_.reports_peer_close() && !peer_closed_seen_;
     std::size_t got = 0;
     while (got < want) {
       const ssize_t n = ::read(fd_, span.data() + got, want - got);

@@ -42,6 +42,8 @@ FieldsSummary summarize_fields(const HttpHeaders& headers) noexcept;
 // Writes "Name: value\r\n" at out, which has room for summarize_fields(headers).bytes; returns
 // the end. For encoders that size their buffer once and fill it without bounds checks.
 char* put_fields(char* out, const HttpHeaders& headers) noexcept;
+// Copies text to out (which has room for it); returns the end.
+char* put_text(char* out, std::string_view text) noexcept;
 // Writes "Name: value\r\n" at out (room for name.size() + value.size() + 4); returns the end.
 char* put_field(char* out, std::string_view name, std::string_view value) noexcept;
 
