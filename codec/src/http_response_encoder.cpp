@@ -112,10 +112,9 @@ std::int64_t HttpResponseEncoder::date_clock(ChannelHandlerContext& ctx) {
   return now;
 }
 
-ByteBuf HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, HttpVersion version,
-                                         const HttpResponseStatus& status,
-                                         const HttpHeaders& headers, const ByteBuf* full_body,
-                                         const ByteBuf* inline_body) {
+void HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, ByteBuf& out, HttpVersion version,
+                                      const HttpResponseStatus& status, const HttpHeaders& headers,
+                                      const ByteBuf* full_body, const ByteBuf* inline_body) {
   const FieldsSummary fields = summarize_fields(headers);
   if (fields.unsafe) throw_unsafe();
   // The fields the encoder adds are written, not added to the message: no header storage grows.
@@ -142,9 +141,9 @@ ByteBuf HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, HttpVersion
   if (!date.empty()) size += header::kDate.size() + date.size() + 4;
   if (!length.empty()) size += header::kContentLength.size() + length.size() + 4;
 
-  ByteBuf head = ctx.alloc().buffer(size);
-  head.ensure_writable(size);
-  char* const start = reinterpret_cast<char*>(head.writable_span().data());
+  if (out.data() == nullptr) out = ctx.alloc().buffer(size);
+  out.ensure_writable(size);
+  char* const start = reinterpret_cast<char*>(out.writable_span().data());
   char* p = start;
   p = put_text(p, version.text());
   *p++ = ' ';
@@ -160,9 +159,29 @@ ByteBuf HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, HttpVersion
     std::memcpy(p, inline_body->readable_span().data(), body_bytes);
     p += body_bytes;
   }
-  head.set_writer_index(head.writer_index() + static_cast<std::size_t>(p - start));
-  return head;
+  out.set_writer_index(out.writer_index() + static_cast<std::size_t>(p - start));
 }
+
+void HttpResponseEncoder::write_held(ChannelHandlerContext& ctx) {
+  if (held_.data() != nullptr) ctx.write(Message(std::move(held_)));
+}
+
+void HttpResponseEncoder::flush(ChannelHandlerContext& ctx) {
+  write_held(ctx);
+  ctx.flush();
+}
+
+void HttpResponseEncoder::close(ChannelHandlerContext& ctx, ChannelPromise promise) {
+  write_held(ctx);
+  ctx.close(std::move(promise));
+}
+
+void HttpResponseEncoder::disconnect(ChannelHandlerContext& ctx, ChannelPromise promise) {
+  write_held(ctx);
+  ctx.disconnect(std::move(promise));
+}
+
+void HttpResponseEncoder::handler_removed(ChannelHandlerContext& ctx) { write_held(ctx); }
 
 void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
   if (msg.is<FullHttpResponse>()) {
@@ -174,8 +193,17 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     const bool chunked = !no_body && is_chunked(response.headers);
     const std::size_t body_bytes = response.content.readable_bytes();
     const bool inline_body = !no_body && !chunked && body_bytes <= kCopyBodyThreshold;
-    ByteBuf head = encode_head(ctx, response.version, response.status, response.headers,
-                               &response.content, inline_body ? &response.content : nullptr);
+    if ((no_body || inline_body) && promise.is_void()) {
+      // One buffer and nobody waits for it: held with the others until the flush.
+      encode_head(ctx, held_, response.version, response.status, response.headers,
+                  &response.content, inline_body ? &response.content : nullptr);
+      if (held_.readable_bytes() >= kCoalesceLimit) write_held(ctx);
+      return;
+    }
+    write_held(ctx);
+    ByteBuf head;
+    encode_head(ctx, head, response.version, response.status, response.headers, &response.content,
+                inline_body ? &response.content : nullptr);
     if (no_body || inline_body) {
       ctx.write(Message(std::move(head)), std::move(promise));
       return;
@@ -203,11 +231,13 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     } else {
       framing_.mode = HttpBodyFraming::Mode::kRaw;
     }
-    ByteBuf head =
-        encode_head(ctx, response.version, response.status, response.headers, nullptr, nullptr);
+    write_held(ctx);
+    ByteBuf head;
+    encode_head(ctx, head, response.version, response.status, response.headers, nullptr, nullptr);
     ctx.write(Message(std::move(head)), std::move(promise));
     return;
   }
+  write_held(ctx);
   framing_.write_content_or_pass(ctx, std::move(msg), std::move(promise));
 }
 

@@ -144,3 +144,97 @@ TEST_CASE("decoding a typical GET allocates nothing once warm") {
   CHECK(head);
   CHECK(last);
 }
+
+namespace {
+FullHttpResponse hello_response(std::string body) {
+  FullHttpResponse response;
+  response.content = ByteBuf::from(body);
+  return response;
+}
+}  // namespace
+
+TEST_CASE("responses written without a promise leave as one buffer at the flush") {
+  auto codec = std::make_shared<HttpServerCodec>(HttpParserLimits{}, no_date());
+  EmbeddedChannel ch{codec};
+  ch.write(Message(hello_response("a")));
+  ch.write(Message(hello_response("bb")));
+  // Held by the encoder, not yet in the outbound buffer.
+  CHECK(codec->held_bytes() > 0);
+  CHECK(ch.outbound_messages().empty());
+  ch.flush();
+  CHECK(codec->held_bytes() == 0);
+  auto buf = ch.read_outbound<ByteBuf>();
+  REQUIRE(buf);
+  CHECK(buf->to_string() ==
+        "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na"
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nbb");
+  CHECK(ch.outbound_messages().empty());
+}
+
+TEST_CASE("held responses go before a write with a promise, a large body and other messages") {
+  auto codec = std::make_shared<HttpServerCodec>(HttpParserLimits{}, no_date());
+  EmbeddedChannel ch{codec};
+  ch.write(Message(hello_response("1")));
+  auto promise = ch.new_promise();
+  auto done = promise.future();
+  ch.write(Message(hello_response("2")), std::move(promise));  // waited for: written alone
+  ch.write(Message(hello_response("3")));
+  ch.write(Message(hello_response(std::string(kCopyBodyThreshold + 1, 'L'))));  // head + body
+  ch.write(Message(hello_response("4")));
+  ch.write(Message(ByteBuf::from("raw")));  // not HTTP: passed on, after what is held
+  ch.write(Message(hello_response("5")));
+  ch.flush();
+  CHECK(done.is_done());
+  CHECK(done.is_success());
+  std::vector<std::string> pieces;
+  while (auto buf = ch.read_outbound<ByteBuf>()) pieces.push_back(buf->to_string());
+  const std::string large = "HTTP/1.1 200 OK\r\nContent-Length: 129\r\n\r\n";
+  REQUIRE(pieces.size() == 8);
+  CHECK(pieces[0] == "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n1");
+  CHECK(pieces[1] == "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n2");
+  CHECK(pieces[2] == "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n3");
+  CHECK(pieces[3] == large);
+  CHECK(pieces[4] == std::string(kCopyBodyThreshold + 1, 'L'));
+  CHECK(pieces[5] == "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n4");
+  CHECK(pieces[6] == "raw");
+  CHECK(pieces[7] == "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n5");
+}
+
+TEST_CASE("held responses are written on once they reach the coalescing limit") {
+  auto codec = std::make_shared<HttpServerCodec>(HttpParserLimits{}, no_date());
+  EmbeddedChannel ch{codec};
+  const std::size_t before = ch.bytes_before_unwritable();
+  std::size_t written = 0;
+  while (written < kCoalesceLimit) {
+    ch.write(Message(hello_response(std::string(100, 'x'))));
+    written += 140;  // "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + 100 bytes
+  }
+  // The held bytes went on to the outbound buffer (unflushed), where the water marks see them.
+  CHECK(codec->held_bytes() == 0);
+  CHECK(ch.bytes_before_unwritable() < before);
+  ch.write(Message(hello_response("z")));
+  CHECK(codec->held_bytes() > 0);
+  ch.flush();
+  std::string all = testing::drain_outbound_bytes(ch);
+  CHECK(all.size() == written + 39);
+  CHECK(all.substr(all.size() - 39) == "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nz");
+}
+
+TEST_CASE("a codec removed with responses held writes them on first") {
+  auto codec = std::make_shared<HttpServerCodec>(HttpParserLimits{}, no_date());
+  EmbeddedChannel ch{codec};
+  ch.write(Message(hello_response("up")));
+  ch.pipeline().remove(*codec);
+  ch.flush();
+  CHECK(testing::drain_outbound_bytes(ch) == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nup");
+}
+
+TEST_CASE("closing with responses held fails them like any unflushed write") {
+  auto codec = std::make_shared<HttpServerCodec>(HttpParserLimits{}, no_date());
+  EmbeddedChannel ch{codec};
+  ch.write(Message(hello_response("gone")));
+  CHECK(codec->held_bytes() > 0);
+  ch.close();
+  CHECK(codec->held_bytes() == 0);
+  CHECK(ch.outbound_messages().empty());
+}

@@ -2,7 +2,9 @@
 // response goes out as its head and its body (the body's own ByteBuf, not copied) written back
 // to back, so the transport sends both with one gathering write; a body of at most
 // kCopyBodyThreshold bytes is copied into the head's buffer instead (one buffer, one outbound
-// entry). Chunked bodies are framed; responses that must not have a body never get one.
+// entry). Responses that fit one buffer and are written without a promise share one buffer
+// until the next flush (pipelined answers leave as one outbound entry). Chunked bodies are
+// framed; responses that must not have a body never get one.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +38,21 @@ class HttpResponseEncoder : public ChannelOutboundHandler {
   HttpResponseEncoder() : HttpResponseEncoder(Options{}) {}
   explicit HttpResponseEncoder(Options options) : options_(options) {}
 
+  // A FullHttpResponse that fits one buffer (no body, or a body of at most kCopyBodyThreshold
+  // bytes) and comes with a void promise is appended to the responses held since the last flush
+  // instead of being written alone; everything else first writes what is held, then itself.
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
+  // Writes what is held, then flushes.
+  void flush(ChannelHandlerContext& ctx) override;
+  // Write what is held first, so the outbound buffer fails it as it would any unflushed write.
+  void close(ChannelHandlerContext& ctx, ChannelPromise promise) override;
+  void disconnect(ChannelHandlerContext& ctx, ChannelPromise promise) override;
+  // Writes what is held (a codec removed after a response, e.g. for an upgrade, loses nothing).
+  void handler_removed(ChannelHandlerContext& ctx) override;
+  // Writes the responses held for coalescing on to the next handler (unflushed).
+  void write_held(ChannelHandlerContext& ctx);
+  // Bytes held for coalescing (tests and diagnostics).
+  std::size_t held_bytes() const noexcept { return held_.readable_bytes(); }
 
   // HttpServerCodec tells the encoder the method of each request, in order, so that the body of
   // a response to HEAD is dropped (its headers are kept).
@@ -53,12 +69,14 @@ class HttpResponseEncoder : public ChannelOutboundHandler {
  private:
   bool answering_head();
   std::int64_t date_clock(ChannelHandlerContext& ctx);
-  // The head, sized once and written without bounds checks; inline_body (if any) copied after it.
-  ByteBuf encode_head(ChannelHandlerContext& ctx, HttpVersion version,
-                      const HttpResponseStatus& status, const HttpHeaders& headers,
-                      const ByteBuf* full_body, const ByteBuf* inline_body);
+  // Appends the head to out (a new buffer when out is an empty handle), sized once and written
+  // without bounds checks; inline_body (if any) copied after it.
+  void encode_head(ChannelHandlerContext& ctx, ByteBuf& out, HttpVersion version,
+                   const HttpResponseStatus& status, const HttpHeaders& headers,
+                   const ByteBuf* full_body, const ByteBuf* inline_body);
 
   Options options_;
+  ByteBuf held_;  // encoded responses written with void promises since the last flush
   bool in_read_batch_ = false;
   std::int64_t batch_nanos_ = -1;
   HttpBodyFraming framing_;
@@ -69,6 +87,10 @@ class HttpResponseEncoder : public ChannelOutboundHandler {
 // buffer: copying a few bytes costs less than an outbound entry and an iovec (Netty's
 // HttpObjectEncoder draws the line at 128 bytes too).
 inline constexpr std::size_t kCopyBodyThreshold = 128;
+
+// Held responses are written on (unflushed) once they reach this many bytes, so the outbound
+// buffer's water marks still see a handler that writes a lot without flushing.
+inline constexpr std::size_t kCoalesceLimit = 16 * 1024;
 
 class HttpRequestEncoder : public ChannelOutboundHandler {
  public:

@@ -32,10 +32,22 @@ class HttpServerCodec : public ChannelDuplexHandler {
   void user_event_triggered(ChannelHandlerContext& ctx, Message event) override {
     decoder_.user_event_triggered(ctx, std::move(event));
   }
-  void handler_removed(ChannelHandlerContext& ctx) override { decoder_.handler_removed(ctx); }
+  void handler_removed(ChannelHandlerContext& ctx) override {
+    encoder_.handler_removed(ctx);
+    decoder_.handler_removed(ctx);
+  }
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
     encoder_.write(ctx, std::move(msg), std::move(promise));
   }
+  void flush(ChannelHandlerContext& ctx) override { encoder_.flush(ctx); }
+  void close(ChannelHandlerContext& ctx, ChannelPromise promise) override {
+    encoder_.close(ctx, std::move(promise));
+  }
+  void disconnect(ChannelHandlerContext& ctx, ChannelPromise promise) override {
+    encoder_.disconnect(ctx, std::move(promise));
+  }
+  // Bytes of responses held by the encoder until the next flush (tests and diagnostics).
+  std::size_t held_bytes() const noexcept { return encoder_.held_bytes(); }
 
  private:
   HttpRequestDecoder decoder_;
