@@ -59,7 +59,13 @@ class HttpEchoHandler : public SimpleChannelInboundHandler<FullHttpRequest> {
 // The whole server pipeline of one connection.
 inline void init_http_echo_pipeline(Channel& ch, std::size_t max_body = 1 << 20) {
   static const auto echo = std::make_shared<HttpEchoHandler>();
-  ch.pipeline().add_last("codec", std::make_shared<HttpServerCodec>());
+  // The aggregator below makes every request a FullHttpRequest: bodiless ones are made so by
+  // the decoder already, one message instead of a head and an empty last content.
+  HttpRequestDecoderOptions decoder_options;
+  decoder_options.full_bodiless_requests = true;
+  ch.pipeline().add_last(
+      "codec", std::make_shared<HttpServerCodec>(HttpParserLimits{}, HttpResponseEncoder::Options{},
+                                                 decoder_options));
   ch.pipeline().add_last("keep-alive", std::make_shared<HttpServerKeepAliveHandler>());
   ch.pipeline().add_last("expect-continue", std::make_shared<HttpServerExpectContinueHandler>());
   ch.pipeline().add_last("aggregator", std::make_shared<HttpObjectAggregator>(max_body));

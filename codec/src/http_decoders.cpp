@@ -34,9 +34,17 @@ void HttpRequestDecoder::decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& ou
     for (;;) {
       auto event = parser_.parse(in);
       if (std::holds_alternative<std::monostate>(event)) return;
-      if (encoder_) {
-        if (auto* request = std::get_if<HttpRequest>(&event)) {
-          encoder_->on_request_method(request->method.id());
+      if (auto* request = std::get_if<HttpRequest>(&event)) {
+        if (encoder_) encoder_->on_request_method(request->method.id());
+        if (options_.full_bodiless_requests && parser_.at_empty_body()) {
+          parser_.skip_empty_body();
+          out.emplace_back(FullHttpRequest{std::move(request->method),
+                                           std::move(request->target),
+                                           request->version,
+                                           std::move(request->headers),
+                                           {},
+                                           {}});
+          continue;
         }
       }
       push_event(std::move(event), out);

@@ -238,3 +238,77 @@ TEST_CASE("closing with responses held fails them like any unflushed write") {
   CHECK(codec->held_bytes() == 0);
   CHECK(ch.outbound_messages().empty());
 }
+
+TEST_CASE("full_bodiless_requests: a request without a body goes on as one FullHttpRequest") {
+  HttpRequestDecoderOptions options;
+  options.full_bodiless_requests = true;
+  EmbeddedChannel ch{std::make_shared<HttpServerCodec>(HttpParserLimits{}, no_date(), options)};
+  ch.write_inbound(
+      ByteBuf::from("GET /a HTTP/1.1\r\nHost: h\r\nX-A: 1\r\n\r\n"
+                    "POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nxyz"
+                    "PUT /c HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"
+                    "POST /d HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+                    "HEAD /e HTTP/1.1\r\nHost: h\r\n\r\n"));
+  auto a = ch.read_inbound<FullHttpRequest>();
+  REQUIRE(a);
+  CHECK(a->method == HttpMethod::kGet);
+  CHECK(a->target == "/a");
+  CHECK(a->headers.get("x-a") == "1");
+  CHECK_FALSE(a->content.is_readable());
+  CHECK(a->trailers.empty());
+  // A body, however short, keeps the head / content / last content sequence.
+  auto b = ch.read_inbound<HttpRequest>();
+  REQUIRE(b);
+  CHECK(b->target == "/b");
+  auto b_last = ch.read_inbound<LastHttpContent>();
+  REQUIRE(b_last);
+  CHECK(b_last->content.to_string() == "xyz");
+  auto c = ch.read_inbound<FullHttpRequest>();
+  REQUIRE(c);
+  CHECK(c->target == "/c");
+  auto d = ch.read_inbound<HttpRequest>();
+  REQUIRE(d);
+  CHECK(d->target == "/d");
+  REQUIRE(ch.read_inbound<LastHttpContent>());
+  auto e = ch.read_inbound<FullHttpRequest>();
+  REQUIRE(e);
+  CHECK(e->method == HttpMethod::kHead);
+  CHECK(ch.inbound_messages().empty());
+  // The encoder still knows the methods in order: the answer to HEAD (the last) has no body.
+  for (int i = 0; i < 4; ++i) ch.write(Message(hello_response("body")));
+  ch.write(Message(hello_response("dropped")));
+  ch.flush();
+  const std::string wire = testing::drain_outbound_bytes(ch);
+  CHECK(wire.substr(wire.size() - 42) ==
+        "body"
+        "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n");
+}
+
+TEST_CASE("full_bodiless_requests: an aggregating pipeline sees the same requests either way") {
+  const std::string wire =
+      "GET /a HTTP/1.1\r\nHost: h\r\n\r\n"
+      "POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nxyz"
+      "DELETE /c HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nX: y\r\n\r\n";
+  auto requests = [&](bool full) {
+    HttpRequestDecoderOptions options;
+    options.full_bodiless_requests = full;
+    EmbeddedChannel ch{std::make_shared<HttpServerCodec>(HttpParserLimits{}, no_date(), options),
+                       std::make_shared<HttpServerKeepAliveHandler>(),
+                       std::make_shared<HttpServerExpectContinueHandler>(),
+                       std::make_shared<HttpObjectAggregator>(1 << 20)};
+    ch.write_inbound(ByteBuf::from(wire));
+    std::vector<std::string> seen;
+    while (auto r = ch.read_inbound<FullHttpRequest>()) {
+      std::string line{r->method.name()};
+      line += " " + r->target + " [" + r->content.to_string() + "]";
+      for (const auto f : r->headers)
+        line += " " + std::string(f.name) + "=" + std::string(f.value);
+      seen.push_back(line);
+    }
+    CHECK(ch.inbound_messages().empty());
+    return seen;
+  };
+  const auto combined = requests(true);
+  CHECK(combined.size() == 3);
+  CHECK(combined == requests(false));
+}

@@ -14,10 +14,20 @@ namespace trellis::http {
 
 class HttpResponseEncoder;
 
+// How HttpRequestDecoder hands requests on.
+struct HttpRequestDecoderOptions {
+  // A request without a body (neither Content-Length nor Transfer-Encoding, or Content-Length: 0)
+  // goes on as one FullHttpRequest with an empty body, instead of an HttpRequest followed by an
+  // empty LastHttpContent: what an HttpObjectAggregator would have made of the two, for one
+  // message through the pipeline instead of three. For pipelines that aggregate; the handlers
+  // between the decoder and the aggregator must take FullHttpRequest (those of this library do).
+  bool full_bodiless_requests = false;
+};
+
 class HttpRequestDecoder : public codec::ByteToMessageDecoder {
  public:
-  explicit HttpRequestDecoder(HttpParserLimits limits = {})
-      : parser_(HttpParser::Kind::kRequest, limits) {}
+  explicit HttpRequestDecoder(HttpParserLimits limits = {}, HttpRequestDecoderOptions options = {})
+      : parser_(HttpParser::Kind::kRequest, limits), options_(options) {}
 
   // Set by HttpServerCodec: the encoder learns each request's method (for HEAD).
   void pair_with(HttpResponseEncoder* encoder) noexcept { encoder_ = encoder; }
@@ -30,6 +40,7 @@ class HttpRequestDecoder : public codec::ByteToMessageDecoder {
   void reject(ChannelHandlerContext& ctx, const HttpParseError& error);
 
   HttpParser parser_;
+  HttpRequestDecoderOptions options_;
   HttpResponseEncoder* encoder_ = nullptr;
   bool failed_ = false;
 };

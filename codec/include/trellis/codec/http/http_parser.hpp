@@ -56,6 +56,13 @@ class HttpParser {
   void set_next_response_bodyless(bool bodyless) noexcept { next_bodyless_ = bodyless; }
   // True between the first byte of a message and its last event.
   bool in_message() const noexcept { return state_ != State::kStart; }
+  // Right after a head whose message has no body (no Content-Length or a zero one, not chunked):
+  // the next event would be an empty LastHttpContent. skip_empty_body() ends the message without
+  // it.
+  bool at_empty_body() const noexcept { return state_ == State::kFixedBody && remaining_ == 0; }
+  void skip_empty_body() noexcept {
+    if (at_empty_body()) state_ = State::kStart;
+  }
   void reset() noexcept;
   const HttpParserLimits& limits() const noexcept { return limits_; }
 

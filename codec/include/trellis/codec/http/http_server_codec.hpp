@@ -11,8 +11,9 @@ namespace trellis::http {
 class HttpServerCodec : public ChannelDuplexHandler {
  public:
   explicit HttpServerCodec(HttpParserLimits limits = {},
-                           HttpResponseEncoder::Options encoder_options = {})
-      : decoder_(limits), encoder_(encoder_options) {
+                           HttpResponseEncoder::Options encoder_options = {},
+                           HttpRequestDecoderOptions decoder_options = {})
+      : decoder_(limits, decoder_options), encoder_(encoder_options) {
     decoder_.pair_with(&encoder_);
   }
 
