@@ -19,13 +19,15 @@ std::string format_http_date(std::time_t t) {
   return buf;
 }
 
-std::string_view HttpDateCache::get(std::int64_t now_nanos) {
+std::string_view HttpDateCache::field_line(std::int64_t now_nanos) {
   if (now_nanos >= next_refresh_nanos_) {
-    value_ =
-        format_http_date(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()));
+    line_ =
+        "Date: " +
+        format_http_date(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())) +
+        "\r\n";
     next_refresh_nanos_ = now_nanos + 1'000'000'000;
   }
-  return value_;
+  return line_;
 }
 
 HttpDateCache& HttpDateCache::for_this_thread() {

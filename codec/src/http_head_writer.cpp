@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <string>
 
 namespace trellis::http {
 
@@ -78,11 +79,6 @@ bool has_cr_lf_nul(std::string_view s) noexcept {
 }
 }  // namespace
 
-char* put_text(char* out, std::string_view text) noexcept {
-  std::memcpy(out, text.data(), text.size());
-  return out + text.size();
-}
-
 bool has_unsafe_field(const HttpHeaders& headers) noexcept {
   for (const auto field : headers) {
     if (has_cr_lf_nul(field.name) || has_cr_lf_nul(field.value)) return true;
@@ -90,15 +86,15 @@ bool has_unsafe_field(const HttpHeaders& headers) noexcept {
   return false;
 }
 
-FieldsSummary summarize_fields(const HttpHeaders& headers) noexcept {
-  FieldsSummary summary;
+char* put_fields(char* out, const HttpHeaders& headers, FieldsSummary& summary) noexcept {
   bool bad = false;
   for (std::size_t i = 0; i < headers.size(); ++i) {
     const auto field = headers[i];
-    summary.bytes += field.name.size() + field.value.size() + 4;
-    bad |= has_cr_lf_nul(field.name);
-    bad |= has_cr_lf_nul(field.value);
-    switch (headers.id_at(i)) {
+    const HeaderId id = headers.id_at(i);
+    switch (id) {
+      case HeaderId::kOther:
+        bad |= has_cr_lf_nul(field.name);  // well-known names are our own spellings
+        break;
       case HeaderId::kDate:
         summary.has_date = true;
         break;
@@ -111,24 +107,57 @@ FieldsSummary summarize_fields(const HttpHeaders& headers) noexcept {
       default:
         break;
     }
+    bad |= has_cr_lf_nul(field.value);
+    out = put_field(out, field.name, field.value);
   }
   summary.unsafe = bad;
-  return summary;
-}
-
-char* put_field(char* out, std::string_view name, std::string_view value) noexcept {
-  out = put_text(out, name);
-  *out++ = ':';
-  *out++ = ' ';
-  out = put_text(out, value);
-  *out++ = '\r';
-  *out++ = '\n';
   return out;
 }
 
-char* put_fields(char* out, const HttpHeaders& headers) noexcept {
-  for (const auto field : headers) out = put_field(out, field.name, field.value);
-  return out;
+namespace {
+// Every standard status line for HTTP/1.0 and HTTP/1.1, in one string.
+class StatusLines {
+ public:
+  StatusLines() {
+    for (std::uint16_t code = kFirst; code < kFirst + kCodes; ++code) {
+      const auto phrase = reason_phrase(code);
+      if (phrase.empty()) continue;
+      for (std::uint8_t minor = 0; minor < 2; ++minor) {
+        const std::size_t at = all_.size();
+        all_.append(minor == 0 ? "HTTP/1.0 " : "HTTP/1.1 ");
+        all_.append(std::to_string(code)).append(" ").append(phrase).append("\r\n");
+        auto& slot = slots_[index(minor, code)];
+        slot.offset = static_cast<std::uint16_t>(at);
+        slot.length = static_cast<std::uint16_t>(all_.size() - at);
+      }
+    }
+  }
+  std::string_view find(HttpVersion version, std::uint16_t code) const noexcept {
+    if (code < kFirst || code >= kFirst + kCodes || version.major != 1 || version.minor > 1) {
+      return {};
+    }
+    const auto& slot = slots_[index(version.minor, code)];
+    return std::string_view(all_).substr(slot.offset, slot.length);
+  }
+
+ private:
+  static constexpr std::uint16_t kFirst = 100;
+  static constexpr std::uint16_t kCodes = 500;
+  static std::size_t index(std::uint8_t minor, std::uint16_t code) noexcept {
+    return std::size_t{minor} * kCodes + (code - kFirst);
+  }
+  struct Slot {
+    std::uint16_t offset = 0;
+    std::uint16_t length = 0;
+  };
+  std::string all_;
+  Slot slots_[2 * kCodes];
+};
+}  // namespace
+
+std::string_view standard_status_line(HttpVersion version, std::uint16_t code) noexcept {
+  static const StatusLines lines;
+  return lines.find(version, code);
 }
 
 }  // namespace trellis::http

@@ -8,32 +8,6 @@
 namespace trellis::http {
 
 namespace {
-constexpr std::array<std::string_view, static_cast<std::size_t>(HeaderId::kCount)> kNames = {
-    "",
-    "Host",
-    "Content-Length",
-    "Content-Type",
-    "Transfer-Encoding",
-    "Connection",
-    "Keep-Alive",
-    "Expect",
-    "Date",
-    "Server",
-    "User-Agent",
-    "Accept",
-    "Accept-Encoding",
-    "Accept-Language",
-    "Cookie",
-    "Set-Cookie",
-    "Trailer",
-    "Upgrade",
-    "TE",
-    "Cache-Control",
-    "Referer",
-    "Origin",
-    "Authorization",
-    "Content-Encoding",
-};
 
 constexpr unsigned char lower(unsigned char c) noexcept {
   return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + 32) : c;
@@ -62,8 +36,6 @@ bool iequals(std::string_view a, std::string_view b) noexcept {
   }
   return true;
 }
-
-std::string_view header_name(HeaderId id) noexcept { return kNames[static_cast<std::size_t>(id)]; }
 
 HeaderId header_id(std::string_view name) noexcept {
   using enum HeaderId;

@@ -114,14 +114,6 @@ void HttpHeaders::clear() noexcept {
   chars_size_ = 0;
 }
 
-HttpHeaders::Field HttpHeaders::field(const Entry& e) const noexcept {
-  const char* c = chars();
-  std::string_view name = e.id != HeaderId::kOther
-                              ? header_name(e.id)
-                              : std::string_view(c + e.name_offset, e.name_length);
-  return {name, std::string_view(c + e.value_offset, e.value_length)};
-}
-
 std::optional<std::string_view> HttpHeaders::get(HeaderId id) const noexcept {
   const Entry* e = entries();
   for (std::size_t i = 0; i < size_; ++i) {

@@ -115,45 +115,45 @@ std::int64_t HttpResponseEncoder::date_clock(ChannelHandlerContext& ctx) {
 void HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, ByteBuf& out, HttpVersion version,
                                       const HttpResponseStatus& status, const HttpHeaders& headers,
                                       const ByteBuf* full_body, const ByteBuf* inline_body) {
-  const FieldsSummary fields = summarize_fields(headers);
-  if (fields.unsafe) throw_unsafe();
-  // The fields the encoder adds are written, not added to the message: no header storage grows.
-  std::string_view date;
-  if (options_.add_date_header && status.code >= 200 && !fields.has_date) {
-    date = HttpDateCache::for_this_thread().get(date_clock(ctx));
+  // One pass: room for the most the head can take, then the fields are written and looked at
+  // together. The fields the encoder adds are written, not added to the message.
+  const std::string_view standard_line =
+      status.reason.empty() ? standard_status_line(version, status.code) : std::string_view();
+  const std::string_view reason = standard_line.empty() ? status.reason_phrase() : "";
+  const std::size_t body_bytes = inline_body ? inline_body->readable_bytes() : 0;
+  constexpr std::size_t kDateLine = 64;    // "Date: " + 29 characters (or more) + CRLF
+  constexpr std::size_t kLengthLine = 40;  // "Content-Length: " + up to 20 digits + CRLF
+  const std::size_t bound = (standard_line.empty() ? 24 + reason.size() : standard_line.size()) +
+                            headers.wire_size_bound() + kDateLine + kLengthLine + 2 + body_bytes;
+  if (out.data() == nullptr) out = ctx.alloc().buffer(bound);
+  out.ensure_writable(bound);
+  char* const start = reinterpret_cast<char*>(out.writable_span().data());
+  char* p = start;
+  if (!standard_line.empty()) {
+    p = put_text(p, standard_line);
+  } else {
+    p = put_text(p, version.text());
+    *p++ = ' ';
+    p = std::to_chars(p, p + 8, status.code).ptr;
+    *p++ = ' ';
+    p = put_text(p, reason);
+    p = put_text(p, "\r\n");
   }
-  char length_digits[24];
-  std::string_view length;
+  FieldsSummary fields;
+  p = put_fields(p, headers, fields);
+  if (fields.unsafe) throw_unsafe();  // nothing counts until the writer index moves
+  if (options_.add_date_header && status.code >= 200 && !fields.has_date) {
+    const auto line = HttpDateCache::for_this_thread().field_line(date_clock(ctx));
+    if (line.size() > kDateLine) throw codec::EncoderError("Date header longer than expected");
+    p = put_text(p, line);
+  }
   if (full_body && options_.add_content_length && !status_has_no_body(status.code) &&
       !fields.has_content_length && !fields.has_transfer_encoding) {
     // For HEAD too: the length the body would have had (RFC 9110 §9.3.2); the body is dropped.
-    auto r = std::to_chars(length_digits, length_digits + sizeof length_digits,
-                           full_body->readable_bytes());
-    length = std::string_view(length_digits, static_cast<std::size_t>(r.ptr - length_digits));
+    p = put_text(p, "Content-Length: ");
+    p = std::to_chars(p, p + 20, full_body->readable_bytes()).ptr;
+    p = put_text(p, "\r\n");
   }
-  char code_digits[8];
-  auto r = std::to_chars(code_digits, code_digits + sizeof code_digits, status.code);
-  const std::string_view code(code_digits, static_cast<std::size_t>(r.ptr - code_digits));
-  const std::string_view reason = status.reason_phrase();
-  const std::size_t body_bytes = inline_body ? inline_body->readable_bytes() : 0;
-  std::size_t size =
-      version.text().size() + code.size() + reason.size() + 4 + fields.bytes + 2 + body_bytes;
-  if (!date.empty()) size += header::kDate.size() + date.size() + 4;
-  if (!length.empty()) size += header::kContentLength.size() + length.size() + 4;
-
-  if (out.data() == nullptr) out = ctx.alloc().buffer(size);
-  out.ensure_writable(size);
-  char* const start = reinterpret_cast<char*>(out.writable_span().data());
-  char* p = start;
-  p = put_text(p, version.text());
-  *p++ = ' ';
-  p = put_text(p, code);
-  *p++ = ' ';
-  p = put_text(p, reason);
-  p = put_text(p, "\r\n");
-  p = put_fields(p, headers);
-  if (!date.empty()) p = put_field(p, header::kDate, date);
-  if (!length.empty()) p = put_field(p, header::kContentLength, length);
   p = put_text(p, "\r\n");
   if (body_bytes > 0) {
     std::memcpy(p, inline_body->readable_span().data(), body_bytes);
@@ -163,7 +163,11 @@ void HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, ByteBuf& out, 
 }
 
 void HttpResponseEncoder::write_held(ChannelHandlerContext& ctx) {
-  if (held_.data() != nullptr) ctx.write(Message(std::move(held_)));
+  if (held_.is_readable()) {
+    ctx.write(Message(std::move(held_)));
+  } else if (held_.data() != nullptr) {
+    held_ = ByteBuf();  // a buffer left empty by a refused response: nothing to send
+  }
 }
 
 void HttpResponseEncoder::flush(ChannelHandlerContext& ctx) {

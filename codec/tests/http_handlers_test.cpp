@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <trellis/codec/decoder_error.hpp>
+#include <trellis/codec/http/http_date.hpp>
 #include <trellis/codec/http/http_object_aggregator.hpp>
 #include <trellis/codec/http/http_response_encoder.hpp>
 #include <trellis/codec/http/http_server_expect_continue_handler.hpp>
@@ -320,4 +322,61 @@ TEST_CASE("an unknown expectation is refused with 417 and the request dropped") 
   CHECK(testing::drain_outbound_bytes(ch).rfind("HTTP/1.1 417 Expectation Failed\r\n", 0) == 0);
   ch.run_pending_tasks();
   CHECK_FALSE(ch.is_active());
+}
+
+TEST_CASE("status lines: standard ones for both versions, unknown codes, custom phrases") {
+  HttpResponseEncoder::Options options;
+  options.add_date_header = false;
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options)};
+  auto line_of = [&](HttpVersion version, HttpResponseStatus status) {
+    FullHttpResponse r;
+    r.version = version;
+    r.status = std::move(status);
+    ch.write_outbound(std::move(r));
+    const auto wire = testing::drain_outbound_bytes(ch);
+    return wire.substr(0, wire.find("\r\n") + 2);
+  };
+  CHECK(line_of(kHttp11, {200, {}}) == "HTTP/1.1 200 OK\r\n");
+  CHECK(line_of(kHttp10, {200, {}}) == "HTTP/1.0 200 OK\r\n");
+  CHECK(line_of(kHttp11, {404, {}}) == "HTTP/1.1 404 Not Found\r\n");
+  CHECK(line_of(kHttp10, {503, {}}) == "HTTP/1.0 503 Service Unavailable\r\n");
+  CHECK(line_of(kHttp11, {799, {}}) == "HTTP/1.1 799 \r\n");
+  CHECK(line_of(kHttp11, {65535, {}}) == "HTTP/1.1 65535 \r\n");
+  CHECK(line_of(kHttp11, {200, "Fine Indeed"}) == "HTTP/1.1 200 Fine Indeed\r\n");
+  CHECK(line_of(kHttp11, {418, std::string(300, 'r')}) ==
+        "HTTP/1.1 418 " + std::string(300, 'r') + "\r\n");
+}
+
+TEST_CASE("the Date line is one IMF-fixdate field") {
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>()};
+  ch.write_outbound(hello());
+  const auto wire = testing::drain_outbound_bytes(ch);
+  const auto at = wire.find("\r\nDate: ");
+  REQUIRE(at != std::string::npos);
+  const auto date = wire.substr(at + 8, wire.find("\r\n", at + 2) - at - 8);
+  CHECK(date.size() == 29);
+  CHECK(date.substr(25) == " GMT");
+  CHECK(date == HttpDateCache::for_this_thread().get(ch.event_loop().current_time_nanos()));
+}
+
+TEST_CASE("a refused response leaves the responses held before and after it intact") {
+  HttpResponseEncoder::Options options;
+  options.add_date_header = false;
+  auto encoder = std::make_shared<HttpResponseEncoder>(options);
+  EmbeddedChannel ch{encoder};
+  FullHttpResponse a;
+  a.content = ByteBuf::from("a");
+  ch.write(Message(std::move(a)));
+  FullHttpResponse evil;
+  evil.headers.add("X-Long-Enough-Name", std::string(200, 'v') + "\r\nSet-Cookie: x");
+  evil.content = ByteBuf::from("evil");
+  ch.write(Message(std::move(evil)));
+  CHECK_THROWS_AS(ch.check_exception(), trellis::codec::EncoderError);
+  FullHttpResponse b;
+  b.content = ByteBuf::from("b");
+  ch.write(Message(std::move(b)));
+  ch.flush();
+  CHECK(testing::drain_outbound_bytes(ch) ==
+        "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na"
+        "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb");
 }

@@ -20,13 +20,18 @@ class HttpDateCache {
  public:
   // The current date, recomputed when a second (on now_nanos, the caller's executor clock) has
   // passed since the last computation. The view stays valid until the next call.
-  std::string_view get(std::int64_t now_nanos);
+  std::string_view get(std::int64_t now_nanos) {
+    const auto line = field_line(now_nanos);  // "Date: " + date + "\r\n"
+    return line.substr(6, line.size() - 8);
+  }
+  // The same date as a whole field line: "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n".
+  std::string_view field_line(std::int64_t now_nanos);
   // The calling thread's cache (each loop thread has its own).
   static HttpDateCache& for_this_thread();
 
  private:
   std::int64_t next_refresh_nanos_ = INT64_MIN;
-  std::string value_;
+  std::string line_;
 };
 
 }  // namespace trellis::http

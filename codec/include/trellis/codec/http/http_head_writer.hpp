@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <string_view>
 
 #include <trellis/codec/http/http_message.hpp>
 
@@ -28,23 +30,57 @@ void write_last_chunk(ByteBuf& out, const HttpHeaders& trailers);
 // value (response splitting). Encoders refuse such messages.
 bool has_unsafe_field(const HttpHeaders& headers) noexcept;
 
-// What an encoder needs to know of a header block, found in one pass: its size written as
-// "Name: value\r\n" lines, whether a field is unsafe (as has_unsafe_field) and which of the
-// fields the encoder may add are already there.
+// What an encoder needs to know of a header block, found while writing it: whether a field is
+// unsafe (as has_unsafe_field) and which of the fields the encoder may add are already there.
 struct FieldsSummary {
-  std::size_t bytes = 0;
   bool unsafe = false;
   bool has_date = false;
   bool has_content_length = false;
   bool has_transfer_encoding = false;
 };
-FieldsSummary summarize_fields(const HttpHeaders& headers) noexcept;
-// Writes "Name: value\r\n" at out, which has room for summarize_fields(headers).bytes; returns
-// the end. For encoders that size their buffer once and fill it without bounds checks.
-char* put_fields(char* out, const HttpHeaders& headers) noexcept;
-// Copies text to out (which has room for it); returns the end.
-char* put_text(char* out, std::string_view text) noexcept;
+// Writes the fields as "Name: value\r\n" lines at out, which has room for
+// headers.wire_size_bound() bytes, and fills summary; returns the end. For encoders that size
+// their buffer once and fill it without bounds checks (nothing written counts until they move
+// their writer index, so an unsafe field found on the way costs nothing to undo).
+char* put_fields(char* out, const HttpHeaders& headers, FieldsSummary& summary) noexcept;
+
+// Copies text to out (which has room for it); returns the end. The pieces of a head are short:
+// up to 32 bytes they are copied with two overlapping loads and stores each, not a memcpy call.
+inline char* put_text(char* out, std::string_view text) noexcept {
+  const char* s = text.data();
+  const std::size_t n = text.size();
+  if (n >= 8) {
+    if (n <= 16) {
+      std::memcpy(out, s, 8);
+      std::memcpy(out + n - 8, s + n - 8, 8);
+    } else if (n <= 32) {
+      std::memcpy(out, s, 16);
+      std::memcpy(out + n - 16, s + n - 16, 16);
+    } else {
+      std::memcpy(out, s, n);
+    }
+  } else if (n >= 4) {
+    std::memcpy(out, s, 4);
+    std::memcpy(out + n - 4, s + n - 4, 4);
+  } else if (n > 0) {
+    out[0] = s[0];
+    out[n / 2] = s[n / 2];
+    out[n - 1] = s[n - 1];
+  }
+  return out + n;
+}
+
 // Writes "Name: value\r\n" at out (room for name.size() + value.size() + 4); returns the end.
-char* put_field(char* out, std::string_view name, std::string_view value) noexcept;
+inline char* put_field(char* out, std::string_view name, std::string_view value) noexcept {
+  out = put_text(out, name);
+  std::memcpy(out, ": ", 2);
+  out = put_text(out + 2, value);
+  std::memcpy(out, "\r\n", 2);
+  return out + 2;
+}
+
+// "HTTP/1.1 200 OK\r\n": for a standard code with its standard phrase, a view of a line built
+// once per process; empty for anything else (a custom phrase, an unknown code).
+std::string_view standard_status_line(HttpVersion version, std::uint16_t code) noexcept;
 
 }  // namespace trellis::http

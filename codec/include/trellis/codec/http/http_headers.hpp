@@ -4,6 +4,7 @@
 // pool is warm) however many fields it has.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,8 +45,47 @@ enum class HeaderId : std::uint8_t {
   kCount
 };
 
+namespace detail {
+inline constexpr std::array<std::string_view, static_cast<std::size_t>(HeaderId::kCount)>
+    kHeaderNames = {
+        "",
+        "Host",
+        "Content-Length",
+        "Content-Type",
+        "Transfer-Encoding",
+        "Connection",
+        "Keep-Alive",
+        "Expect",
+        "Date",
+        "Server",
+        "User-Agent",
+        "Accept",
+        "Accept-Encoding",
+        "Accept-Language",
+        "Cookie",
+        "Set-Cookie",
+        "Trailer",
+        "Upgrade",
+        "TE",
+        "Cache-Control",
+        "Referer",
+        "Origin",
+        "Authorization",
+        "Content-Encoding",
+};
+
+// The longest canonical spelling.
+inline constexpr std::size_t kMaxHeaderNameLength = [] {
+  std::size_t n = 0;
+  for (auto name : kHeaderNames) n = name.size() > n ? name.size() : n;
+  return n;
+}();
+}  // namespace detail
+
 // The canonical spelling of a well-known name ("" for kOther).
-std::string_view header_name(HeaderId id) noexcept;
+inline std::string_view header_name(HeaderId id) noexcept {
+  return detail::kHeaderNames[static_cast<std::size_t>(id)];
+}
 // The id of name (case-insensitive), kOther when it is not well known.
 HeaderId header_id(std::string_view name) noexcept;
 bool iequals(std::string_view a, std::string_view b) noexcept;
@@ -133,6 +173,12 @@ class HttpHeaders {
   // Reserves room for a header block of about bytes characters and fields fields.
   void reserve(std::size_t bytes, std::size_t fields);
 
+  // At least the bytes of the fields written as "Name: value\r\n" lines, found without looking
+  // at them (for encoders that size their buffer first and write in one pass).
+  std::size_t wire_size_bound() const noexcept {
+    return chars_size_ + std::size_t{size_} * (detail::kMaxHeaderNameLength + 4);
+  }
+
  private:
   friend class HttpParser;  // fills the block directly (see append_block and push)
 
@@ -163,7 +209,13 @@ class HttpHeaders {
     }
   }
   void grow(std::size_t fields, std::size_t bytes);
-  Field field(const Entry& e) const noexcept;
+  Field field(const Entry& e) const noexcept {
+    const char* c = chars();
+    const std::string_view name = e.id != HeaderId::kOther
+                                      ? header_name(e.id)
+                                      : std::string_view(c + e.name_offset, e.name_length);
+    return {name, std::string_view(c + e.value_offset, e.value_length)};
+  }
   // Copies text after the characters (room must be ensured); returns its offset.
   std::uint32_t append(std::string_view text) noexcept;
   // For the parser: copies a whole field block once and makes room for `fields` entries; the
