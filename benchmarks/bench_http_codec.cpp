@@ -1,6 +1,7 @@
 // HTTP/1.1 codec micro-benchmarks: parse a typical ~300-byte browser GET and a 10-header POST
 // (the bare parser, whole or in two reads, and the whole HttpServerCodec on an EmbeddedChannel),
-// and encode a response.
+// encode a response, and run the HTTP echo example's whole pipeline (codec, keep-alive,
+// expect-continue, aggregator, handler) on wrk's requests, one per read or 16 pipelined.
 // allocs_per_op counts operator-new calls per request.
 #include <benchmark/benchmark.h>
 
@@ -9,6 +10,8 @@
 #include <trellis/http.hpp>
 #include <trellis/pipeline.hpp>
 #include <trellis/testing.hpp>
+
+#include "http_echo_handler.hpp"
 
 using namespace trellis;
 using namespace trellis::http;
@@ -124,6 +127,34 @@ void EncodeHelloResponse(benchmark::State& state) {
   allocs.report(state);
 }
 BENCHMARK(EncodeHelloResponse);
+
+// What wrk sends for GET /plaintext.
+const std::string kWrkGet = "GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n";
+
+// The example server's pipeline answering `depth` requests that arrive in one read: the
+// user-space work of a server connection per request, without the socket. ns per request.
+void echo_pipeline(benchmark::State& state, int depth) {
+  EmbeddedChannel ch;
+  examples::init_http_echo_pipeline(ch);
+  std::string wire;
+  for (int i = 0; i < depth; ++i) wire += kWrkGet;
+  auto source = ByteBuf::from(wire);
+  std::size_t bytes = 0;
+  Allocs allocs;
+  for (auto _ : state) {
+    ch.write_inbound(source.share());
+    while (auto m = ch.read_outbound<ByteBuf>()) bytes += m->readable_bytes();
+  }
+  allocs.report(state);
+  state.counters["allocs_per_op"] /= depth;
+  state.counters["response_bytes"] =
+      static_cast<double>(bytes) / static_cast<double>(state.iterations() * depth);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * depth);
+}
+void EchoPipelineOneRequest(benchmark::State& state) { echo_pipeline(state, 1); }
+BENCHMARK(EchoPipelineOneRequest);
+void EchoPipeline16Pipelined(benchmark::State& state) { echo_pipeline(state, 16); }
+BENCHMARK(EchoPipeline16Pipelined);
 
 }  // namespace
 

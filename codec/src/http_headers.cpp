@@ -50,10 +50,10 @@ void HttpHeaders::grow(std::size_t fields, std::size_t bytes) {
   // The pool hands out power-of-two blocks: the rounding is free room for characters.
   if (total <= PooledByteBufAllocator::kMaxSizeClass) total = std::bit_ceil(total);
   ByteBuf storage = ByteBufAllocator::default_allocator().buffer(total);
-  auto* base = reinterpret_cast<char*>(storage.data());
-  if (size_ > 0) std::memcpy(base, entries(), size_ * sizeof(Entry));
+  auto* block = reinterpret_cast<char*>(storage.data());
+  if (size_ > 0) std::memcpy(block, entries(), size_ * sizeof(Entry));
   if (chars_size_ > 0) {
-    std::memcpy(base + entry_capacity * sizeof(Entry), chars(), chars_size_);
+    std::memcpy(block + entry_capacity * sizeof(Entry), chars(), chars_size_);
   }
   storage_ = std::move(storage);
   entry_capacity_ = static_cast<std::uint32_t>(entry_capacity);

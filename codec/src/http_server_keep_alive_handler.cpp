@@ -12,14 +12,12 @@ namespace trellis::http {
 
 void HttpServerKeepAliveHandler::PendingQueue::push_back(PendingRequest r) {
   if (size_ == ring_.size()) {
-    std::vector<PendingRequest> bigger;
-    bigger.reserve(std::max<std::size_t>(4, ring_.size() * 2));
-    for (std::size_t i = 0; i < size_; ++i) bigger.push_back(ring_[(head_ + i) % ring_.size()]);
-    bigger.resize(bigger.capacity());
+    std::vector<PendingRequest> bigger(std::max<std::size_t>(4, ring_.size() * 2));
+    for (std::size_t i = 0; i < size_; ++i) bigger[i] = ring_[(head_ + i) & (ring_.size() - 1)];
     ring_ = std::move(bigger);
     head_ = 0;
   }
-  ring_[(head_ + size_) % ring_.size()] = r;
+  ring_[(head_ + size_) & (ring_.size() - 1)] = r;
   ++size_;
 }
 

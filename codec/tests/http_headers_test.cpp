@@ -128,3 +128,48 @@ TEST_CASE("parsing a request head allocates nothing once the buffer pool is warm
   for (int i = 0; i < 10; ++i) CHECK(parse_once() == 4);
   CHECK(allocations.count() == 0);
 }
+
+TEST_CASE("small and large header sets survive copies, moves and growth alike") {
+  auto fill = [](std::size_t fields, std::size_t value_size) {
+    HttpHeaders h;
+    for (std::size_t i = 0; i < fields; ++i) {
+      h.add("X-Field-" + std::to_string(i),
+            std::string(value_size, static_cast<char>('a' + i % 26)));
+    }
+    return h;
+  };
+  auto describe = [](const HttpHeaders& h) {
+    std::string out;
+    for (const auto f : h) out += std::string(f.name) + "=" + std::string(f.value) + ";";
+    return out;
+  };
+  // One field (kept in the object), a few, more fields than fit inline, longer values than fit.
+  for (auto [fields, value_size] :
+       {std::pair<std::size_t, std::size_t>{1, 3}, {4, 2}, {5, 1}, {2, 70}, {40, 30}}) {
+    CAPTURE(fields);
+    CAPTURE(value_size);
+    const HttpHeaders original = fill(fields, value_size);
+    const std::string expected = describe(original);
+    CHECK(original.size() == fields);
+
+    HttpHeaders copy = original;
+    CHECK(describe(copy) == expected);
+    HttpHeaders moved = std::move(copy);
+    CHECK(describe(moved) == expected);
+    CHECK(copy.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty and usable
+    copy.add(HeaderId::kHost, "again");
+    CHECK(copy.get(HeaderId::kHost) == "again");
+
+    HttpHeaders assigned;
+    assigned.add("Old", "value");
+    assigned = std::move(moved);
+    CHECK(describe(assigned) == expected);
+    // Growing past the inline block keeps every field and its order.
+    assigned.add(HeaderId::kContentType, std::string(200, 't'));
+    CHECK(assigned.size() == fields + 1);
+    CHECK(describe(assigned) == expected + "Content-Type=" + std::string(200, 't') + ";");
+    auto& self = assigned;
+    assigned = std::move(self);
+    CHECK(assigned.size() == fields + 1);
+  }
+}

@@ -1,11 +1,12 @@
 // HttpHeaders: an ordered multi-map of header fields with case-insensitive names. The field index
-// and the characters of names and values share one pooled ByteBuf block, and well-known names are
-// interned, so a decoded header block costs one pool allocation (no heap allocation once the
-// pool is warm) however many fields it has.
+// and the characters of names and values share one block, and well-known names are interned. A
+// small block (a few fields) is kept in the object itself; a larger one is one pooled ByteBuf, so
+// a decoded header block costs at most one pool allocation however many fields it has.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,21 +111,12 @@ class HttpHeaders {
     std::string_view value;
   };
 
-  HttpHeaders() = default;
+  HttpHeaders() noexcept {}  // user-provided: a const HttpHeaders may be default-initialised
   HttpHeaders(const HttpHeaders& other) { *this = other; }
   HttpHeaders& operator=(const HttpHeaders& other);
-  HttpHeaders(HttpHeaders&& other) noexcept
-      : storage_(std::move(other.storage_)),
-        size_(std::exchange(other.size_, 0)),
-        entry_capacity_(std::exchange(other.entry_capacity_, 0)),
-        chars_size_(std::exchange(other.chars_size_, 0)) {}
+  HttpHeaders(HttpHeaders&& other) noexcept { take(other); }
   HttpHeaders& operator=(HttpHeaders&& other) noexcept {
-    if (this != &other) {
-      storage_ = std::move(other.storage_);
-      size_ = std::exchange(other.size_, 0);
-      entry_capacity_ = std::exchange(other.entry_capacity_, 0);
-      chars_size_ = std::exchange(other.chars_size_, 0);
-    }
+    if (this != &other) take(other);
     return *this;
   }
 
@@ -190,17 +182,39 @@ class HttpHeaders {
     HeaderId id;
   };
 
-  // storage_ holds entry_capacity_ entries, then the characters: [Entry...][chars...].
-  const Entry* entries() const noexcept { return reinterpret_cast<const Entry*>(storage_.data()); }
-  Entry* entries() noexcept { return reinterpret_cast<Entry*>(storage_.data()); }
+  // A small block lives in the object (no allocation for the few fields of a typical response
+  // or of a request from a non-browser client); a larger one in storage_. Either holds
+  // entry_capacity_ entries, then the characters: [Entry...][chars...].
+  static constexpr std::size_t kInlineBytes = 128;
+  static constexpr std::uint32_t kInlineEntries = 4;
+
+  const unsigned char* base() const noexcept {
+    return storage_.data() ? reinterpret_cast<const unsigned char*>(storage_.data()) : inline_;
+  }
+  unsigned char* base() noexcept {
+    return storage_.data() ? reinterpret_cast<unsigned char*>(storage_.data()) : inline_;
+  }
+  std::size_t block_capacity() const noexcept {
+    return storage_.data() ? storage_.capacity() : kInlineBytes;
+  }
+  const Entry* entries() const noexcept { return reinterpret_cast<const Entry*>(base()); }
+  Entry* entries() noexcept { return reinterpret_cast<Entry*>(base()); }
   const char* chars() const noexcept {
-    return reinterpret_cast<const char*>(storage_.data()) + entry_capacity_ * sizeof(Entry);
+    return reinterpret_cast<const char*>(base()) + entry_capacity_ * sizeof(Entry);
   }
   char* chars() noexcept {
-    return reinterpret_cast<char*>(storage_.data()) + entry_capacity_ * sizeof(Entry);
+    return reinterpret_cast<char*>(base()) + entry_capacity_ * sizeof(Entry);
   }
   std::size_t char_capacity() const noexcept {
-    return storage_.capacity() - entry_capacity_ * sizeof(Entry);
+    return block_capacity() - entry_capacity_ * sizeof(Entry);
+  }
+  // Moves other's fields here and leaves other empty (with its inline block).
+  void take(HttpHeaders& other) noexcept {
+    storage_ = std::move(other.storage_);
+    if (!storage_.data()) std::memcpy(inline_, other.inline_, kInlineBytes);
+    size_ = std::exchange(other.size_, 0);
+    entry_capacity_ = std::exchange(other.entry_capacity_, kInlineEntries);
+    chars_size_ = std::exchange(other.chars_size_, 0);
   }
   // Makes room for `fields` more entries and `bytes` more characters.
   void ensure(std::size_t fields, std::size_t bytes) {
@@ -232,8 +246,9 @@ class HttpHeaders {
 
   ByteBuf storage_;
   std::uint32_t size_ = 0;
-  std::uint32_t entry_capacity_ = 0;
+  std::uint32_t entry_capacity_ = kInlineEntries;
   std::uint32_t chars_size_ = 0;
+  alignas(8) unsigned char inline_[kInlineBytes] = {};
 };
 
 }  // namespace trellis::http

@@ -43,12 +43,12 @@ class HttpServerKeepAliveHandler : public ChannelDuplexHandler {
     const PendingRequest& front() const noexcept { return ring_[head_]; }
     void push_back(PendingRequest r);
     void pop_front() noexcept {
-      head_ = (head_ + 1) % ring_.size();
+      head_ = (head_ + 1) & (ring_.size() - 1);
       --size_;
     }
 
    private:
-    std::vector<PendingRequest> ring_;
+    std::vector<PendingRequest> ring_;  // a power-of-two size: indexes wrap with a mask
     std::size_t head_ = 0;
     std::size_t size_ = 0;
   };
