@@ -153,11 +153,13 @@ class StatusLines {
   std::string all_;
   Slot slots_[2 * kCodes];
 };
+
+// Built when the library is loaded, so a lookup needs no initialisation guard.
+const StatusLines kStatusLines;
 }  // namespace
 
 std::string_view standard_status_line(HttpVersion version, std::uint16_t code) noexcept {
-  static const StatusLines lines;
-  return lines.find(version, code);
+  return kStatusLines.find(version, code);
 }
 
 }  // namespace trellis::http

@@ -68,21 +68,24 @@ HttpParser::Event HttpParser::parse_head(ByteBuf& in, const HeadScan& scan) {
   const auto fields = head.substr(scan.first_line_end, scan.length - scan.first_line_end - 2);
   const std::size_t field_count = scan.lines - 1;
 
-  Event event;
+  // The heads are default-initialised locals moved into the event: emplace<T>() would
+  // value-initialise, zeroing the whole head (its inline header block too) before filling it.
   if (kind_ == Kind::kRequest) {
-    auto& request = event.emplace<HttpRequest>();
+    HttpRequest request;
     parse_request_line(line, request);
     parse_fields(fields, field_count, request.headers);
     frame_request_body(request);
-  } else {
-    auto& response = event.emplace<HttpResponse>();
-    parse_status_line(line, response);
-    parse_fields(fields, field_count, response.headers);
-    frame_response_body(response);
+    in.skip_bytes(scan.length);
+    consumed_ += static_cast<std::int64_t>(scan.length);
+    return Event(std::in_place_type<HttpRequest>, std::move(request));
   }
+  HttpResponse response;
+  parse_status_line(line, response);
+  parse_fields(fields, field_count, response.headers);
+  frame_response_body(response);
   in.skip_bytes(scan.length);
   consumed_ += static_cast<std::int64_t>(scan.length);
-  return event;
+  return Event(std::in_place_type<HttpResponse>, std::move(response));
 }
 
 // request-line = method SP request-target SP HTTP-version (RFC 9112 §3).
