@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstring>
 
+#include <trellis/codec/http/http_head_writer.hpp>
 #include <trellis/pipeline/byte_buf_allocator.hpp>
 #include <trellis/pipeline/error.hpp>
 #include <trellis/pipeline/pooled_byte_buf_allocator.hpp>
@@ -61,7 +62,7 @@ void HttpHeaders::grow(std::size_t fields, std::size_t bytes) {
 
 std::uint32_t HttpHeaders::append(std::string_view text) noexcept {
   const auto offset = chars_size_;
-  if (!text.empty()) std::memcpy(chars() + offset, text.data(), text.size());
+  put_text(chars() + offset, text);  // short values are copied inline
   chars_size_ += static_cast<std::uint32_t>(text.size());
   return offset;
 }

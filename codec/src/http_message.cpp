@@ -11,16 +11,45 @@ constexpr std::array<std::string_view, HttpMethod::kOther> kMethodNames = {
 }
 
 HttpMethod HttpMethod::of(std::string_view token) {
-  for (std::size_t i = 0; i < kMethodNames.size(); ++i) {
-    if (kMethodNames[i] == token) return HttpMethod(static_cast<Id>(i));
+  // Mostly GET: compare with the one candidate of the same length and first letter.
+  auto is = [&](Id id) { return token == kMethodNames[id]; };
+  if (!token.empty()) {
+    switch (token[0]) {
+      case 'G':
+        if (is(kGet)) return kGet;
+        break;
+      case 'H':
+        if (is(kHead)) return kHead;
+        break;
+      case 'P':
+        if (token.size() == 4 && is(kPost)) return kPost;
+        if (token.size() == 3 && is(kPut)) return kPut;
+        if (token.size() == 5 && is(kPatch)) return kPatch;
+        break;
+      case 'D':
+        if (is(kDelete)) return kDelete;
+        break;
+      case 'C':
+        if (is(kConnect)) return kConnect;
+        break;
+      case 'O':
+        if (is(kOptions)) return kOptions;
+        break;
+      case 'T':
+        if (is(kTrace)) return kTrace;
+        break;
+      default:
+        break;
+    }
   }
   HttpMethod m(kOther);
-  m.other_ = std::string(token);
+  m.other_ = std::make_shared<const std::string>(token);
   return m;
 }
 
 std::string_view HttpMethod::name() const noexcept {
-  return id_ == kOther ? std::string_view(other_) : kMethodNames[id_];
+  if (id_ != kOther) return kMethodNames[id_];
+  return other_ ? std::string_view(*other_) : std::string_view();
 }
 
 std::string_view reason_phrase(std::uint16_t code) noexcept {

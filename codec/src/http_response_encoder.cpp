@@ -156,8 +156,8 @@ void HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, ByteBuf& out, 
   }
   p = put_text(p, "\r\n");
   if (body_bytes > 0) {
-    std::memcpy(p, inline_body->readable_span().data(), body_bytes);
-    p += body_bytes;
+    const auto body = inline_body->readable_span();
+    p = put_text(p, std::string_view(reinterpret_cast<const char*>(body.data()), body.size()));
   }
   out.set_writer_index(out.writer_index() + static_cast<std::size_t>(p - start));
 }

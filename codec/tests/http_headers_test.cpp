@@ -173,3 +173,35 @@ TEST_CASE("small and large header sets survive copies, moves and growth alike") 
     CHECK(assigned.size() == fields + 1);
   }
 }
+
+TEST_CASE("HttpMethod::of knows the standard methods by id and keeps extension methods by name") {
+  const std::pair<std::string_view, HttpMethod::Id> standard[] = {
+      {"GET", HttpMethod::kGet},         {"HEAD", HttpMethod::kHead},
+      {"POST", HttpMethod::kPost},       {"PUT", HttpMethod::kPut},
+      {"DELETE", HttpMethod::kDelete},   {"CONNECT", HttpMethod::kConnect},
+      {"OPTIONS", HttpMethod::kOptions}, {"TRACE", HttpMethod::kTrace},
+      {"PATCH", HttpMethod::kPatch}};
+  for (auto [name, id] : standard) {
+    CAPTURE(name);
+    const auto m = HttpMethod::of(name);
+    CHECK(m.id() == id);
+    CHECK(m.name() == name);
+    CHECK(m == HttpMethod(id));
+  }
+  // Case-sensitive (RFC 9110 §9.1), and near misses are extension methods.
+  for (std::string_view other : {"get", "GETS", "PO", "PURGE", "PROPFIND", "P", "X", "Get"}) {
+    CAPTURE(other);
+    const auto m = HttpMethod::of(other);
+    CHECK(m.id() == HttpMethod::kOther);
+    CHECK(m.name() == other);
+    const HttpMethod copy = m;  // NOLINT(performance-unnecessary-copy-initialization)
+    CHECK(copy == m);
+    CHECK(copy.name() == other);
+  }
+  CHECK_FALSE(HttpMethod::of("PURGE") == HttpMethod::of("PROPFIND"));
+  CHECK(HttpMethod::of("PURGE") == HttpMethod::of("PURGE"));
+  CHECK(HttpMethod(HttpMethod::kOther).name().empty());
+  HttpMethod moved = HttpMethod::of("PURGE");
+  HttpMethod to = std::move(moved);
+  CHECK(to.name() == "PURGE");
+}

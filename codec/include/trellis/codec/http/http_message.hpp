@@ -46,13 +46,15 @@ class HttpMethod {
   Id id() const noexcept { return id_; }
   std::string_view name() const noexcept;
   bool operator==(const HttpMethod& o) const noexcept {
-    return id_ == o.id_ && (id_ != kOther || other_ == o.other_);
+    return id_ == o.id_ && (id_ != kOther || name() == o.name());
   }
   bool operator==(Id id) const noexcept { return id_ == id; }
 
  private:
   Id id_ = kGet;
-  std::string other_;
+  // The name of an extension method (rare): shared, so that moving a request (which happens a
+  // few times on its way through a pipeline) moves a pointer rather than a string.
+  std::shared_ptr<const std::string> other_;
 };
 
 // The head of a request.
