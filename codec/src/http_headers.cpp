@@ -28,6 +28,7 @@ HttpHeaders& HttpHeaders::operator=(const HttpHeaders& other) {
     std::memcpy(chars(), other.chars(), other.chars_size_);
     size_ = other.size_;
     chars_size_ = other.chars_size_;
+    present_ = other.present_;
   }
   return *this;
 }
@@ -106,6 +107,7 @@ std::size_t HttpHeaders::remove(std::string_view name) {
   // The characters of removed fields stay until clear(): removal is rare.
   const auto removed = static_cast<std::size_t>(first + size_ - last);
   size_ = static_cast<std::uint32_t>(last - first);
+  if (id != HeaderId::kOther && removed > 0) present_ &= ~bit(id);
   return removed;
 }
 
@@ -113,9 +115,10 @@ void HttpHeaders::clear() noexcept {
   // The block is kept for reuse.
   size_ = 0;
   chars_size_ = 0;
+  present_ = 0;
 }
 
-std::optional<std::string_view> HttpHeaders::get(HeaderId id) const noexcept {
+std::optional<std::string_view> HttpHeaders::find(HeaderId id) const noexcept {
   const Entry* e = entries();
   for (std::size_t i = 0; i < size_; ++i) {
     if (e[i].id == id) return field(e[i]).value;
@@ -150,13 +153,14 @@ std::vector<std::string_view> HttpHeaders::get_all(std::string_view name) const 
 }
 
 std::size_t HttpHeaders::count(HeaderId id) const noexcept {
+  if (id != HeaderId::kOther && (present_ & bit(id)) == 0) return 0;
   const Entry* e = entries();
   std::size_t n = 0;
   for (std::size_t i = 0; i < size_; ++i) n += e[i].id == id;
   return n;
 }
 
-bool HttpHeaders::contains_token(HeaderId id, std::string_view token) const noexcept {
+bool HttpHeaders::find_token(HeaderId id, std::string_view token) const noexcept {
   const Entry* e = entries();
   for (std::size_t i = 0; i < size_; ++i) {
     if (e[i].id != id) continue;

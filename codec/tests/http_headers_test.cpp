@@ -205,3 +205,38 @@ TEST_CASE("HttpMethod::of knows the standard methods by id and keeps extension m
   HttpMethod to = std::move(moved);
   CHECK(to.name() == "PURGE");
 }
+
+TEST_CASE("lookups of well-known names follow adds, removes, sets, clears, copies and moves") {
+  HttpHeaders h;
+  CHECK_FALSE(h.contains(HeaderId::kConnection));
+  CHECK_FALSE(h.contains_token(HeaderId::kConnection, "close"));
+  h.add("connection", "keep-alive, Close");
+  h.add("X-Other", "1");
+  CHECK(h.contains(HeaderId::kConnection));
+  CHECK(h.contains_token(HeaderId::kConnection, "close"));
+  CHECK(h.count(HeaderId::kConnection) == 1);
+  CHECK(h.contains(HeaderId::kOther));  // the first field with a name that is not well known
+  HttpHeaders copy = h;
+  HttpHeaders moved = std::move(h);
+  CHECK(copy.get(HeaderId::kConnection) == "keep-alive, Close");
+  CHECK(moved.contains_token(HeaderId::kConnection, "keep-alive"));
+  CHECK_FALSE(h.contains(HeaderId::kConnection));  // NOLINT(bugprone-use-after-move)
+  CHECK(moved.remove("Connection") == 1);
+  CHECK_FALSE(moved.contains(HeaderId::kConnection));
+  CHECK_FALSE(moved.get(HeaderId::kConnection));
+  CHECK(moved.remove("Connection") == 0);
+  moved.set("Connection", "upgrade");
+  CHECK(moved.contains_token(HeaderId::kConnection, "upgrade"));
+  moved.clear();
+  CHECK_FALSE(moved.contains(HeaderId::kConnection));
+  CHECK_FALSE(moved.contains(HeaderId::kOther));
+  // Parsed fields are tracked too.
+  HttpParser parser(HttpParser::Kind::kRequest);
+  auto in = ByteBuf::from("GET / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n");
+  auto event = parser.parse(in);
+  auto* request = std::get_if<HttpRequest>(&event);
+  REQUIRE(request);
+  CHECK(request->headers.contains(HeaderId::kExpect));
+  CHECK(request->headers.contains(HeaderId::kHost));
+  CHECK_FALSE(request->headers.contains(HeaderId::kTransferEncoding));
+}

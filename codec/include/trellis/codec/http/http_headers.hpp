@@ -45,6 +45,7 @@ enum class HeaderId : std::uint8_t {
   kContentEncoding,
   kCount
 };
+static_assert(static_cast<unsigned>(HeaderId::kCount) <= 32, "HttpHeaders keeps one bit per id");
 
 namespace detail {
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(HeaderId::kCount)>
@@ -131,13 +132,21 @@ class HttpHeaders {
 
   // The first value of name.
   std::optional<std::string_view> get(std::string_view name) const noexcept;
-  std::optional<std::string_view> get(HeaderId id) const noexcept;
+  std::optional<std::string_view> get(HeaderId id) const noexcept {
+    if (id != HeaderId::kOther && (present_ & bit(id)) == 0) return std::nullopt;
+    return find(id);
+  }
   std::vector<std::string_view> get_all(std::string_view name) const;
   bool contains(std::string_view name) const noexcept { return get(name).has_value(); }
-  bool contains(HeaderId id) const noexcept { return get(id).has_value(); }
+  bool contains(HeaderId id) const noexcept {
+    return id == HeaderId::kOther ? get(id).has_value() : (present_ & bit(id)) != 0;
+  }
   // True when a comma-separated value list of name holds token (case-insensitive), as for
   // "Connection: keep-alive, Upgrade".
-  bool contains_token(HeaderId id, std::string_view token) const noexcept;
+  bool contains_token(HeaderId id, std::string_view token) const noexcept {
+    if (id != HeaderId::kOther && (present_ & bit(id)) == 0) return false;
+    return find_token(id, token);
+  }
   std::size_t count(HeaderId id) const noexcept;
 
   std::size_t size() const noexcept { return size_; }
@@ -224,6 +233,13 @@ class HttpHeaders {
     size_ = std::exchange(other.size_, 0);
     entry_capacity_ = std::exchange(other.entry_capacity_, kInlineEntries);
     chars_size_ = std::exchange(other.chars_size_, 0);
+    present_ = std::exchange(other.present_, 0);
+  }
+  std::optional<std::string_view> find(HeaderId id) const noexcept;
+  bool find_token(HeaderId id, std::string_view token) const noexcept;
+  // The bit of a well-known id in present_ (kOther has none: its names must be compared).
+  static constexpr std::uint32_t bit(HeaderId id) noexcept {
+    return id == HeaderId::kOther ? 0 : std::uint32_t{1} << static_cast<unsigned>(id);
   }
   // Makes room for `fields` more entries and `bytes` more characters.
   void ensure(std::size_t fields, std::size_t bytes) {
@@ -248,6 +264,7 @@ class HttpHeaders {
             std::uint32_t value_offset, std::size_t value_length) {
     if (name_length > UINT16_MAX) throw_name_too_long();
     if (size_ == entry_capacity_) grow(1, 0);
+    present_ |= bit(id);
     entries()[size_++] = Entry{name_offset, value_offset, static_cast<std::uint32_t>(value_length),
                                static_cast<std::uint16_t>(name_length), id};
   }
@@ -257,6 +274,9 @@ class HttpHeaders {
   std::uint32_t size_ = 0;
   std::uint32_t entry_capacity_ = kInlineEntries;
   std::uint32_t chars_size_ = 0;
+  // Which well-known names have a field: a lookup of one that is absent (the usual case for
+  // Transfer-Encoding, Expect, Connection...) answers without looking at the fields.
+  std::uint32_t present_ = 0;
   alignas(8) unsigned char inline_[kInlineBytes];  // not initialised: see take()
 };
 
