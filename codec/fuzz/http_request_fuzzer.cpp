@@ -1,7 +1,7 @@
 // libFuzzer target: arbitrary bytes into the HTTP request parser, fed in pieces whose sizes come
 // from the input itself (and, as the decoder's full_bodiless_requests does, ending bodiless
-// requests with skip_empty_body when the input's first byte says so). Anything but events or HttpParseError (a crash, a hang, another
-// exception, a sanitizer report) is a bug.
+// requests with skip_empty_body when the input's first byte says so). Anything but events or
+// HttpParseError (a crash, a hang, another exception, a sanitizer report) is a bug.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -11,35 +11,13 @@ constexpr std::array<std::string_view, HttpMethod::kOther> kMethodNames = {
 }
 
 HttpMethod HttpMethod::of(std::string_view token) {
-  // Mostly GET: compare with the one candidate of the same length and first letter.
-  auto is = [&](Id id) { return token == kMethodNames[id]; };
+  // Length and first letter first: only the one likely match is compared in full (mostly GET).
   if (!token.empty()) {
-    switch (token[0]) {
-      case 'G':
-        if (is(kGet)) return kGet;
-        break;
-      case 'H':
-        if (is(kHead)) return kHead;
-        break;
-      case 'P':
-        if (token.size() == 4 && is(kPost)) return kPost;
-        if (token.size() == 3 && is(kPut)) return kPut;
-        if (token.size() == 5 && is(kPatch)) return kPatch;
-        break;
-      case 'D':
-        if (is(kDelete)) return kDelete;
-        break;
-      case 'C':
-        if (is(kConnect)) return kConnect;
-        break;
-      case 'O':
-        if (is(kOptions)) return kOptions;
-        break;
-      case 'T':
-        if (is(kTrace)) return kTrace;
-        break;
-      default:
-        break;
+    for (std::size_t i = 0; i < kMethodNames.size(); ++i) {
+      const std::string_view name = kMethodNames[i];
+      if (name.size() == token.size() && name[0] == token[0] && name == token) {
+        return HttpMethod(static_cast<Id>(i));
+      }
     }
   }
   HttpMethod m(kOther);
