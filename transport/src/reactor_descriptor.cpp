@@ -45,7 +45,7 @@ struct ReadyEvents {
 };
 template struct Reach<ReadyEvents, &asio::detail::scheduler_operation::task_result_>;
 
-std::uint32_t ready_events(DescriptorState* state) noexcept {
+unsigned int& ready_events(DescriptorState* state) noexcept {
   // A C-style cast may convert to an inaccessible base class ([expr.cast]/4).
   auto* op = (asio::detail::scheduler_operation*)state;  // NOLINT(google-readability-casting)
   return op->*member(ReadyEvents{});
@@ -86,6 +86,12 @@ void ReactorDescriptor::assign(int fd) {
     throw std::system_error(error, std::system_category(), "register with the reactor");
   }
   fd_ = fd;
+  // Asio reuses the state of closed descriptors, and with it the ready events of their last
+  // wake-up; the first wait completes at once (speculatively) and would report those. A closed
+  // connection's EPOLLRDHUP would then make every short read of this one look unproven, costing a
+  // read to EAGAIN per wake-up. Nothing has been reported for this descriptor yet: no events.
+  // (assign runs on the loop's thread, so no wake-up of this descriptor can be in progress.)
+  ready_events(data_) = 0;
   // Add EPOLLRDHUP to what Asio registered (and to what it remembers, so that adding EPOLLOUT
   // later keeps it). Nothing else knows the descriptor yet: no lock is needed.
   auto& registered = data_->*member(RegisteredEvents{});

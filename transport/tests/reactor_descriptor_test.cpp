@@ -1,0 +1,123 @@
+// ReactorDescriptor and ReadinessWait on a bare io_context: what a completed wait reports about
+// the peer's end of stream, including for a descriptor registered after another one was closed
+// (Asio reuses the per-descriptor state of closed descriptors).
+#include <doctest/doctest.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include <trellis/transport/detail/reactor_descriptor.hpp>
+
+using trellis::detail::ReactorDescriptor;
+using trellis::detail::ReadinessWait;
+
+namespace {
+
+struct Pair {
+  int local = -1;
+  int peer = -1;
+  Pair() {
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+    local = fds[0];
+    peer = fds[1];
+  }
+  ~Pair() {
+    if (peer >= 0) ::close(peer);
+  }
+  void close_peer() {
+    ::close(peer);
+    peer = -1;
+  }
+};
+
+struct Waiter {
+  ReadinessWait wait;
+  int completions = 0;
+  std::error_code ec;
+
+  void start(ReactorDescriptor& descriptor) {
+    wait.prepare(std::make_shared<int>(0), this, [](void* self, const std::error_code& e) {
+      auto* w = static_cast<Waiter*>(self);
+      ++w->completions;
+      w->ec = e;
+    });
+    descriptor.start_read_wait(wait);
+  }
+};
+
+// Runs handlers until the waiter completed once more (bounded: a wait that never completes fails).
+void run_until_completed(asio::io_context& io, Waiter& waiter, int completions) {
+  for (int i = 0; i < 1000 && waiter.completions < completions; ++i) {
+    io.restart();
+    io.run_one_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(waiter.completions == completions);
+}
+
+}  // namespace
+
+TEST_CASE("a read wait reports the peer's close, and only then") {
+  asio::io_context io;
+  Pair pair;
+  ReactorDescriptor descriptor(io);
+  descriptor.assign(pair.local);
+  REQUIRE(descriptor.reports_peer_close());
+  Waiter waiter;
+
+  // The first wait of a new descriptor completes at once (speculatively): nothing is known yet.
+  waiter.start(descriptor);
+  run_until_completed(io, waiter, 1);
+  CHECK_FALSE(waiter.wait.peer_may_have_closed());
+
+  // Data only: a readable edge without the end of stream.
+  REQUIRE(::write(pair.peer, "x", 1) == 1);
+  waiter.start(descriptor);
+  run_until_completed(io, waiter, 2);
+  CHECK_FALSE(waiter.ec);
+  CHECK_FALSE(waiter.wait.peer_may_have_closed());
+  char byte;
+  REQUIRE(::read(pair.local, &byte, 1) == 1);
+
+  pair.close_peer();
+  waiter.start(descriptor);
+  run_until_completed(io, waiter, 3);
+  CHECK(waiter.wait.peer_may_have_closed());
+  descriptor.close();
+}
+
+TEST_CASE("a descriptor registered after a closed one does not inherit its peer-closed events") {
+  asio::io_context io;
+  {
+    // A connection whose peer closed, seen by a wait, then closed (its reactor state is freed).
+    Pair pair;
+    ReactorDescriptor descriptor(io);
+    descriptor.assign(pair.local);
+    Waiter waiter;
+    waiter.start(descriptor);
+    run_until_completed(io, waiter, 1);
+    pair.close_peer();
+    waiter.start(descriptor);
+    run_until_completed(io, waiter, 2);
+    REQUIRE(waiter.wait.peer_may_have_closed());
+    descriptor.close();
+  }
+  // Several new descriptors, so that one of them gets the freed state whatever Asio's pooling.
+  for (int i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    Pair pair;
+    ReactorDescriptor descriptor(io);
+    descriptor.assign(pair.local);
+    Waiter waiter;
+    waiter.start(descriptor);
+    run_until_completed(io, waiter, 1);
+    CHECK_FALSE(waiter.wait.peer_may_have_closed());
+    REQUIRE(::write(pair.peer, "x", 1) == 1);
+    waiter.start(descriptor);
+    run_until_completed(io, waiter, 2);
+    CHECK_FALSE(waiter.wait.peer_may_have_closed());
+    descriptor.close();
+  }
+}
