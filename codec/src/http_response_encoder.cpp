@@ -107,7 +107,7 @@ bool HttpResponseEncoder::answering_head() {
 
 std::int64_t HttpResponseEncoder::date_clock(ChannelHandlerContext& ctx) {
   if (batch_nanos_ >= 0) return batch_nanos_;
-  const std::int64_t now = ctx.executor().current_time_nanos();
+  const std::int64_t now = ctx.executor().coarse_time_nanos();
   if (in_read_batch_) batch_nanos_ = now;
   return now;
 }

@@ -56,7 +56,7 @@ void HttpServerKeepAliveHandler::channel_read(ChannelHandlerContext& ctx, Messag
 
 void HttpServerKeepAliveHandler::channel_read_complete(ChannelHandlerContext& ctx) {
   in_read_batch_ = false;
-  if (idle_since_ == kIdleUnstamped) idle_since_ = ctx.executor().current_time_nanos();
+  if (idle_since_ == kIdleUnstamped) idle_since_ = ctx.executor().coarse_time_nanos();
   ctx.fire_channel_read_complete();
 }
 
@@ -114,7 +114,7 @@ void HttpServerKeepAliveHandler::write(ChannelHandlerContext& ctx, Message msg,
 
 void HttpServerKeepAliveHandler::mark_idle(ChannelHandlerContext& ctx) {
   if (idle_timeout_.count() <= 0 || closing_) return;
-  idle_since_ = in_read_batch_ ? kIdleUnstamped : ctx.executor().current_time_nanos();
+  idle_since_ = in_read_batch_ ? kIdleUnstamped : ctx.executor().coarse_time_nanos();
   if (!idle_timer_.valid()) schedule_idle_check(ctx, idle_timeout_);
 }
 
@@ -129,13 +129,13 @@ void HttpServerKeepAliveHandler::on_idle_check(ChannelHandlerContext& ctx) {
   if (idle_since_ == kIdleUnstamped) {
     // Idle, but the read batch that made it so has not completed (no channel_read_complete
     // came): count from now, which can only close the connection later, never early.
-    idle_since_ = ctx.executor().current_time_nanos();
+    idle_since_ = ctx.executor().coarse_time_nanos();
   }
   if (idle_since_ == kBusy) {  // a request is in progress: look again a full period later
     schedule_idle_check(ctx, idle_timeout_);
     return;
   }
-  const auto idle_for = ctx.executor().current_time_nanos() - idle_since_;
+  const auto idle_for = ctx.executor().coarse_time_nanos() - idle_since_;
   if (idle_for >= idle_timeout_.count()) {
     ctx.close();
     return;

@@ -1,6 +1,8 @@
 // The scheduled-task queue behind every executor (see abstract_scheduled_event_executor.hpp).
 #include <trellis/pipeline/abstract_scheduled_event_executor.hpp>
 
+#include <time.h>
+
 #include <chrono>
 
 #include <spdlog/spdlog.h>
@@ -11,6 +13,13 @@ std::int64_t AbstractScheduledEventExecutor::monotonic_nanos() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+std::int64_t AbstractScheduledEventExecutor::coarse_monotonic_nanos() noexcept {
+  // steady_clock is CLOCK_MONOTONIC on Linux: the coarse clock runs on the same timeline.
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 void AbstractScheduledEventExecutor::schedule_task(detail::ScheduledTaskBase* task) {

@@ -127,3 +127,12 @@ TEST_CASE("cancel_scheduled_tasks cancels every scheduled task") {
   CHECK(b.is_cancelled());
   CHECK(loop.scheduled_task_count() == 0);
 }
+
+TEST_CASE("the coarse clock of the embedded loop is its test clock") {
+  EmbeddedEventLoop loop;
+  loop.freeze_time();
+  const std::int64_t frozen = loop.current_time_nanos();
+  CHECK(loop.coarse_time_nanos() == frozen);
+  loop.advance_by(std::chrono::milliseconds(1500));
+  CHECK(loop.coarse_time_nanos() == frozen + 1'500'000'000);
+}

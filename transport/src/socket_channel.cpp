@@ -2,6 +2,8 @@
 #include <trellis/transport/detail/register_on_loop.hpp>
 #include <trellis/transport/socket_channel.hpp>
 
+#include "direct_syscalls.hpp"
+
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -298,7 +300,7 @@ void SocketChannel::on_readable(const std::error_code& ec) {
     const std::size_t want = std::min(span.size(), kMaxReadSize);
     std::size_t got = 0;
     while (got < want) {
-      const ssize_t n = ::read(fd_, span.data() + got, want - got);
+      const ssize_t n = detail::direct_read(fd_, span.data() + got, want - got);
       if (n > 0) {
         got += static_cast<std::size_t>(n);
         if (short_read_drains && got < want) {
@@ -404,12 +406,12 @@ void SocketChannel::do_write(ChannelOutboundBuffer& out) {
     // a msghdr and an iovec array from user space.
     ssize_t r;
     if (n == 1) {
-      r = ::send(fd_, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL);
+      r = detail::direct_send(fd_, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL);
     } else {
       msghdr msg{};
       msg.msg_iov = iov;
       msg.msg_iovlen = n;
-      r = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+      r = detail::direct_sendmsg(fd_, &msg, MSG_NOSIGNAL);
     }
     if (r >= 0) {
       out.remove_bytes(static_cast<std::size_t>(r));

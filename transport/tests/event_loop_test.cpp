@@ -258,3 +258,16 @@ TEST_CASE("destroying a group from one of its own threads is reported, not a cra
   });
   done.get_future().get();
 }
+
+TEST_CASE("the loop's coarse clock is its monotonic clock at the kernel's tick") {
+  EventLoop loop;
+  for (int i = 0; i < 100; ++i) {
+    const std::int64_t before = loop.current_time_nanos();
+    const std::int64_t coarse = loop.coarse_time_nanos();
+    const std::int64_t after = loop.current_time_nanos();
+    // Never ahead of the precise clock, and on its timeline: behind by at most a tick (a tick
+    // is 1-10 ms; one second of slack allows for the thread being descheduled between reads).
+    CHECK(coarse <= after);
+    CHECK(coarse > before - 1'000'000'000);
+  }
+}

@@ -34,6 +34,9 @@ class EventLoop final : public AbstractScheduledEventExecutor {
 
   void execute(UniqueFunction<void()> fn) override;
   bool in_event_loop() const override;
+  // The loop's clock is the monotonic one (current_time_nanos is not overridden): its coarse
+  // reading is CLOCK_MONOTONIC_COARSE.
+  std::int64_t coarse_time_nanos() const override { return coarse_monotonic_nanos(); }
   Future<void> termination_future() override { return termination_.future(); }
   bool is_shutting_down() const override;
   bool is_terminated() const override;

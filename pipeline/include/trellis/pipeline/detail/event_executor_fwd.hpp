@@ -38,6 +38,11 @@ class EventExecutor {
   // The executor's clock, in nanoseconds. Every deadline and delay of the framework is computed
   // from it (see AbstractScheduledEventExecutor).
   virtual std::int64_t current_time_nanos() const = 0;
+  // The same clock read cheaply, for stamps taken per message that need no precision (idle
+  // times, the second of a Date header): it may lag current_time_nanos() by up to a few
+  // milliseconds and never runs ahead of it. By default it is current_time_nanos(), so a clock
+  // that a test freezes or advances governs both.
+  virtual std::int64_t coarse_time_nanos() const { return current_time_nanos(); }
 
   // Starts an orderly shutdown: new work is still accepted during the quiet period; once no work
   // ran for quiet_period (or timeout elapsed) the executor cancels its scheduled tasks, stops and
