@@ -1,6 +1,7 @@
 // The HTTP encoders (see http_response_encoder.hpp).
 #include <trellis/codec/http/http_response_encoder.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -114,7 +115,8 @@ std::int64_t HttpResponseEncoder::date_clock(ChannelHandlerContext& ctx) {
 
 void HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, ByteBuf& out, HttpVersion version,
                                       const HttpResponseStatus& status, const HttpHeaders& headers,
-                                      const ByteBuf* full_body, const ByteBuf* inline_body) {
+                                      const ByteBuf* full_body, const ByteBuf* inline_body,
+                                      std::size_t min_capacity) {
   // One pass: room for the most the head can take, then the fields are written and looked at
   // together. The fields the encoder adds are written, not added to the message.
   const std::string_view standard_line =
@@ -125,8 +127,12 @@ void HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, ByteBuf& out, 
   constexpr std::size_t kLengthLine = 40;  // "Content-Length: " + up to 20 digits + CRLF
   const std::size_t bound = (standard_line.empty() ? 24 + reason.size() : standard_line.size()) +
                             headers.wire_size_bound() + kDateLine + kLengthLine + 2 + body_bytes;
-  if (out.data() == nullptr) out = ctx.alloc().buffer(bound);
-  out.ensure_writable(bound);
+  if (out.writable_bytes() < bound) {
+    // Held responses that leave too little room go on (unflushed) and a new buffer takes the
+    // next ones: a gathering write sends them together, where growing would copy them.
+    if (out.is_readable()) ctx.write(Message(std::move(out)));
+    out = ctx.alloc().buffer(std::max(bound, min_capacity));
+  }
   char* const start = reinterpret_cast<char*>(out.writable_span().data());
   char* p = start;
   if (!standard_line.empty()) {
@@ -188,8 +194,9 @@ void HttpResponseEncoder::disconnect(ChannelHandlerContext& ctx, ChannelPromise 
 void HttpResponseEncoder::handler_removed(ChannelHandlerContext& ctx) { write_held(ctx); }
 
 void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
+  // The responses are encoded where they are, in the message (not moved out of it).
   if (msg.is<FullHttpResponse>()) {
-    auto response = msg.take<FullHttpResponse>();
+    auto& response = msg.get<FullHttpResponse>();
     const bool head_request = answering_head();
     const auto code = response.status.code;
     if (code >= 200 && !methods_.empty()) methods_.pop_front();
@@ -200,8 +207,7 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     if ((no_body || inline_body) && promise.is_void()) {
       // One buffer and nobody waits for it: held with the others until the flush.
       encode_head(ctx, held_, response.version, response.status, response.headers,
-                  &response.content, inline_body ? &response.content : nullptr);
-      if (held_.readable_bytes() >= kCoalesceLimit) write_held(ctx);
+                  &response.content, inline_body ? &response.content : nullptr, kHeldBufferSize);
       return;
     }
     write_held(ctx);
@@ -224,7 +230,7 @@ void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, Channel
     return;
   }
   if (msg.is<HttpResponse>()) {
-    auto response = msg.take<HttpResponse>();
+    const auto& response = msg.get<HttpResponse>();
     const bool head_request = answering_head();
     const auto code = response.status.code;
     if (code >= 200 && !methods_.empty()) methods_.pop_front();
@@ -261,7 +267,7 @@ void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelP
     return head;
   };
   if (msg.is<FullHttpRequest>()) {
-    auto request = msg.take<FullHttpRequest>();
+    auto& request = msg.get<FullHttpRequest>();
     if (request.content.is_readable() && !request.headers.contains(HeaderId::kContentLength) &&
         !request.headers.contains(HeaderId::kTransferEncoding)) {
       request.headers.add(HeaderId::kContentLength,
@@ -282,7 +288,7 @@ void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelP
     return;
   }
   if (msg.is<HttpRequest>()) {
-    auto request = msg.take<HttpRequest>();
+    const auto& request = msg.get<HttpRequest>();
     framing_.mode =
         is_chunked(request.headers) ? HttpBodyFraming::Mode::kChunked : HttpBodyFraming::Mode::kRaw;
     ctx.write(

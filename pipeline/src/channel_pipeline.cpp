@@ -376,30 +376,45 @@ std::vector<std::string> ChannelPipeline::names() const {
 
 // --- inbound events ----------------------------------------------------------------------------
 
-// Runs the statement on the loop: inline when already there, else queued.
-#define TRELLIS_ON_LOOP(capture, statement)                             \
-  if (channel_->event_loop().in_event_loop()) {                         \
-    statement;                                                          \
-  } else {                                                              \
-    channel_->event_loop().execute([capture]() mutable { statement; }); \
-  }                                                                     \
-  return *this;
+namespace {
 
-ChannelPipeline& ChannelPipeline::fire_channel_registered(){
-    TRELLIS_ON_LOOP(this, head_->invoke_channel_registered())} ChannelPipeline& ChannelPipeline::
-    fire_channel_unregistered(){
-        TRELLIS_ON_LOOP(this,
-                        head_->invoke_channel_unregistered())} ChannelPipeline& ChannelPipeline::
-        fire_channel_active(){
-            TRELLIS_ON_LOOP(this,
-                            head_->invoke_channel_active())} ChannelPipeline& ChannelPipeline::
-            fire_channel_inactive(){TRELLIS_ON_LOOP(
-                this, head_->invoke_channel_inactive())} ChannelPipeline& ChannelPipeline::
-                fire_channel_read_complete(){TRELLIS_ON_LOOP(
-                    this, head_->invoke_channel_read_complete())} ChannelPipeline& ChannelPipeline::
-                    fire_channel_writability_changed(){
-                        TRELLIS_ON_LOOP(this, head_->fire_channel_writability_changed())}
-#undef TRELLIS_ON_LOOP
+// Runs fn(head) on the channel's loop: inline when already there, else queued.
+template <class Fn>
+void on_loop(Channel& channel, ChannelHandlerContext* head, Fn fn) {
+  if (channel.event_loop().in_event_loop()) {
+    fn(head);
+  } else {
+    channel.event_loop().execute([head, fn]() mutable { fn(head); });
+  }
+}
+
+}  // namespace
+
+ChannelPipeline& ChannelPipeline::fire_channel_registered() {
+  on_loop(*channel_, head_, [](ChannelHandlerContext* h) { h->invoke_channel_registered(); });
+  return *this;
+}
+ChannelPipeline& ChannelPipeline::fire_channel_unregistered() {
+  on_loop(*channel_, head_, [](ChannelHandlerContext* h) { h->invoke_channel_unregistered(); });
+  return *this;
+}
+ChannelPipeline& ChannelPipeline::fire_channel_active() {
+  on_loop(*channel_, head_, [](ChannelHandlerContext* h) { h->invoke_channel_active(); });
+  return *this;
+}
+ChannelPipeline& ChannelPipeline::fire_channel_inactive() {
+  on_loop(*channel_, head_, [](ChannelHandlerContext* h) { h->invoke_channel_inactive(); });
+  return *this;
+}
+ChannelPipeline& ChannelPipeline::fire_channel_read_complete() {
+  on_loop(*channel_, head_, [](ChannelHandlerContext* h) { h->invoke_channel_read_complete(); });
+  return *this;
+}
+ChannelPipeline& ChannelPipeline::fire_channel_writability_changed() {
+  on_loop(*channel_, head_,
+          [](ChannelHandlerContext* h) { h->fire_channel_writability_changed(); });
+  return *this;
+}
 
 ChannelPipeline& ChannelPipeline::fire_exception_caught(std::exception_ptr error) {
   if (channel_->event_loop().in_event_loop()) {

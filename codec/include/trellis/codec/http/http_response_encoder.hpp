@@ -69,11 +69,13 @@ class HttpResponseEncoder : public ChannelOutboundHandler {
  private:
   bool answering_head();
   std::int64_t date_clock(ChannelHandlerContext& ctx);
-  // Appends the head to out (a new buffer when out is an empty handle), sized once and written
-  // without bounds checks; inline_body (if any) copied after it.
+  // Appends the head to out, sized once and written without bounds checks; inline_body (if any)
+  // copied after it. When out has too little room, what it holds is written on (unflushed) and
+  // out becomes a new buffer of at least min_capacity bytes.
   void encode_head(ChannelHandlerContext& ctx, ByteBuf& out, HttpVersion version,
                    const HttpResponseStatus& status, const HttpHeaders& headers,
-                   const ByteBuf* full_body, const ByteBuf* inline_body);
+                   const ByteBuf* full_body, const ByteBuf* inline_body,
+                   std::size_t min_capacity = 0);
 
   Options options_;
   ByteBuf held_;  // encoded responses written with void promises since the last flush
@@ -88,9 +90,12 @@ class HttpResponseEncoder : public ChannelOutboundHandler {
 // HttpObjectEncoder draws the line at 128 bytes too).
 inline constexpr std::size_t kCopyBodyThreshold = 128;
 
-// Held responses are written on (unflushed) once they reach this many bytes, so the outbound
-// buffer's water marks still see a handler that writes a lot without flushing.
-inline constexpr std::size_t kCoalesceLimit = 16 * 1024;
+// The buffer that collects held responses: room for 16 pipelined responses of ~200 bytes. When
+// the next one does not fit, the buffer is written on (unflushed) and a new one started, so
+// the outbound buffer's water marks see all but at most one buffer of a handler that writes a
+// lot without flushing, and nothing held is ever copied into a bigger buffer.
+inline constexpr std::size_t kHeldBufferSize = 4096;
+
 
 class HttpRequestEncoder : public ChannelOutboundHandler {
  public:
