@@ -15,7 +15,7 @@ namespace {
 // Answers every aggregated request with its target as the body.
 class EchoTarget : public SimpleChannelInboundHandler<FullHttpRequest> {
  protected:
-  void channel_read0(ChannelHandlerContext& ctx, FullHttpRequest request) override {
+  void channel_read0(ChannelHandlerContext& ctx, FullHttpRequest& request) override {
     FullHttpResponse response;
     response.content = ByteBuf::from(request.target);
     ctx.write(Message(std::move(response)));

@@ -22,7 +22,7 @@ class IntSink : public SimpleChannelInboundHandler<int> {
   std::vector<int> got;
 
  protected:
-  void channel_read0(ChannelHandlerContext&, int msg) override { got.push_back(msg); }
+  void channel_read0(ChannelHandlerContext&, int& msg) override { got.push_back(msg); }
 };
 
 // "a,b,c" -> "a", "b", "c"

@@ -1,5 +1,7 @@
 // SimpleChannelInboundHandler<T>: an inbound handler for messages of one type. Messages of type
-// T go to channel_read0 (moved out of the Message); anything else is passed on untouched.
+// T go to channel_read0, as a reference to the value in the Message, which is destroyed when
+// channel_read0 returns (Netty's release after channelRead0): move out what you keep. Anything
+// else is passed on untouched.
 #pragma once
 
 #include <trellis/pipeline/channel_handler_context.hpp>
@@ -11,15 +13,16 @@ class SimpleChannelInboundHandler : public ChannelInboundHandler {
  public:
   void channel_read(ChannelHandlerContext& ctx, Message msg) override {
     if (accept_inbound_message(msg)) {
-      channel_read0(ctx, msg.take<T>());
+      // In place: a large message (an HTTP request) is not moved out of its box first.
+      channel_read0(ctx, msg.get<T>());
     } else {
       ctx.fire_channel_read(std::move(msg));
     }
   }
 
  protected:
-  // Called for each message of type T; ownership of the value passes to the handler.
-  virtual void channel_read0(ChannelHandlerContext& ctx, T msg) = 0;
+  // Called for each message of type T; the value may be moved from, and is destroyed afterwards.
+  virtual void channel_read0(ChannelHandlerContext& ctx, T& msg) = 0;
   // Whether to handle msg (default: it holds a T). Override to filter further.
   virtual bool accept_inbound_message(const Message& msg) const { return msg.is<T>(); }
 };
