@@ -23,7 +23,7 @@ class HttpEchoHandler : public SimpleChannelInboundHandler<FullHttpRequest> {
   void channel_read0(ChannelHandlerContext& ctx, FullHttpRequest& request) override {
     // Built in its message: a FullHttpResponse is ~260 bytes, not worth moving into one after.
     Message out;
-    auto& response = out.emplace<FullHttpResponse>();
+    auto& response = out.emplace_for_overwrite<FullHttpResponse>();
     response.version = request.version;
     const bool has_body = request.headers.contains(HeaderId::kContentLength) ||
                           request.headers.contains(HeaderId::kTransferEncoding);

@@ -38,13 +38,13 @@ void HttpRequestDecoder::decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& ou
         if (encoder_) encoder_->on_request_method(request->method.id());
         if (options_.full_bodiless_requests && parser_.at_empty_body()) {
           parser_.skip_empty_body();
-          // Default-initialised and filled: `FullHttpRequest{...}` would zero all of it first.
-          FullHttpRequest full;
+          // Filled in its message: one move of the head's parts, none of the whole request, and
+          // no zeroing of it first.
+          auto& full = out.emplace_back().emplace_for_overwrite<FullHttpRequest>();
           full.method = std::move(request->method);
           full.target = std::move(request->target);
           full.version = request->version;
           full.headers = std::move(request->headers);
-          out.emplace_back(std::move(full));
           continue;
         }
       }

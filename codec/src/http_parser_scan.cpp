@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <string>
 
 #include "http_chars.hpp"
@@ -27,6 +28,19 @@ HttpParser::HeadScan HttpParser::scan_head(const ByteBuf& in, bool trailers) {
   const std::size_t n = bytes.size();
   std::size_t i = scan_pos_;
   HeadScan head;
+  if (n < 64 && i < n) {
+    // A short input (one small request per read is the common case) goes through the window
+    // path too, from a copy padded with zeros (neither CR nor LF, so they break no rule and end
+    // no line). Anything the window cannot decide, the byte rules below decide from the input.
+    alignas(64) char padded[64] = {};
+    std::memcpy(padded, p, n);
+    std::size_t j = i;
+    if (scan_window(padded, 64, 0, j, trailers, head)) {
+      if (head.length != 0) return head;
+      scan_pos_ = n;
+      return {};
+    }
+  }
   while (i < n) {
     std::size_t end = n;
     if (n >= 64) {

@@ -184,6 +184,43 @@ TEST_CASE("every value is destroyed exactly once") {
   CHECK(Tracked::live == 0);
 }
 
+namespace {
+// Default member initialisers run under emplace_for_overwrite; only `scratch` is left as is.
+struct Overwritten {
+  static inline int live = 0;
+  Overwritten() { ++live; }
+  Overwritten(const Overwritten&) = delete;
+  ~Overwritten() { --live; }
+  std::string name = "default";
+  int tag = 7;
+  char scratch[300];  // NOLINT: deliberately not initialised
+};
+}  // namespace
+
+TEST_CASE("emplace_for_overwrite default-initialises in place, boxed or inline") {
+  {
+    Message m = Message::make<int>(5);
+    auto& big = m.emplace_for_overwrite<Overwritten>();  // boxed: larger than the inline storage
+    CHECK(Overwritten::live == 1);
+    CHECK(m.is<Overwritten>());
+    CHECK(&m.get<Overwritten>() == &big);
+    CHECK(big.name == "default");
+    CHECK(big.tag == 7);
+    big.scratch[0] = 'x';
+    Message moved = std::move(m);
+    CHECK(moved.get<Overwritten>().scratch[0] == 'x');
+    CHECK(Overwritten::live == 1);
+    auto& point = moved.emplace_for_overwrite<Point>();  // inline: the old value is destroyed
+    CHECK(Overwritten::live == 0);
+    point.x = 1;
+    point.y = 2;
+    CHECK(moved.get<Point>().y == 2);
+    auto& huge = moved.emplace_for_overwrite<Huge>();  // beyond the box sizes: heap
+    CHECK(huge.bytes[999] == 0);  // its member initialiser ran
+  }
+  CHECK(Overwritten::live == 0);
+}
+
 TEST_CASE("a message releases its ByteBuf back to the allocator") {
   auto& alloc = trellis::ByteBufAllocator::default_allocator();
   const auto live = alloc.stats().live_buffers;

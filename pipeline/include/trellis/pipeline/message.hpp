@@ -124,6 +124,16 @@ class Message {
     return *ptr<T>();
   }
 
+  // A T default-initialised in place, as std::make_unique_for_overwrite does: members without a
+  // default member initialiser are indeterminate instead of zeroed. For large messages filled
+  // right after (value-initialising an HTTP request first zeroes its ~280 bytes).
+  template <class T>
+  T& emplace_for_overwrite() {
+    reset();
+    construct<T, true>();
+    return *ptr<T>();
+  }
+
   bool empty() const noexcept { return ops_ == nullptr; }
   explicit operator bool() const noexcept { return ops_ != nullptr; }
 
@@ -185,21 +195,34 @@ class Message {
     }
   }
 
-  template <class T, class... Args>
+  template <class T, bool kForOverwrite = false, class... Args>
   void construct(Args&&... args) {
     static_assert(!std::is_reference_v<T> && !std::is_same_v<T, Message>);
+    static_assert(!kForOverwrite || sizeof...(Args) == 0);
+    // new T(args...), or new T without parentheses (default-initialisation) for overwrite.
+    auto make_at = [&](void* at) -> T* {
+      if constexpr (kForOverwrite) {
+        return ::new (at) T;
+      } else {
+        return ::new (at) T(std::forward<Args>(args)...);
+      }
+    };
     if constexpr (stored_inline<T>()) {
-      ::new (static_cast<void*>(storage_)) T(std::forward<Args>(args)...);
+      make_at(storage_);
     } else if constexpr (constexpr auto kBox = detail::message_box_size<T>(); kBox != 0) {
       void* box = detail::NodeCache<kBox>::allocate();
       try {
-        *reinterpret_cast<T**>(storage_) = ::new (box) T(std::forward<Args>(args)...);
+        *reinterpret_cast<T**>(storage_) = make_at(box);
       } catch (...) {
         detail::NodeCache<kBox>::deallocate(box);
         throw;
       }
     } else {
-      *reinterpret_cast<T**>(storage_) = new T(std::forward<Args>(args)...);
+      if constexpr (kForOverwrite) {
+        *reinterpret_cast<T**>(storage_) = new T;
+      } else {
+        *reinterpret_cast<T**>(storage_) = new T(std::forward<Args>(args)...);
+      }
     }
     ops_ = &kOps<T>;
   }
