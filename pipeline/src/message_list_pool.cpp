@@ -7,24 +7,42 @@ namespace {
 constexpr std::size_t kMaxPooledLists = 16;
 constexpr std::size_t kMaxPooledCapacity = 1024;
 
+// The free lists of this thread. Trivially destructible and constant-initialised, so a decode
+// reaches it without a TLS guard call; the lists' memory is freed at thread exit by a Reaper,
+// registered with the first list kept.
 struct ListPool {
-  std::vector<std::vector<Message>> free;
-  ListPool() { free.reserve(kMaxPooledLists); }
+  std::vector<Message>* lists = nullptr;  // kMaxPooledLists slots once registered
+  std::size_t count = 0;
+  bool dead = false;
 };
-thread_local ListPool t_pool;
+thread_local constinit ListPool t_pool{};
+
+struct Reaper {
+  std::vector<Message> storage[kMaxPooledLists];
+  Reaper() { t_pool.lists = storage; }
+  ~Reaper() {
+    t_pool.dead = true;
+    t_pool.lists = nullptr;
+    t_pool.count = 0;
+  }
+};
+
+[[gnu::noinline]] void register_reaper() noexcept {
+  static thread_local Reaper reaper;
+  (void)reaper;
+}
 }  // namespace
 
 std::vector<Message> acquire_message_list() {
-  if (t_pool.free.empty()) return {};
-  std::vector<Message> list = std::move(t_pool.free.back());
-  t_pool.free.pop_back();
-  return list;
+  if (t_pool.count == 0) return {};
+  return std::move(t_pool.lists[--t_pool.count]);
 }
 
 void release_message_list(std::vector<Message>&& list) noexcept {
   list.clear();
-  if (t_pool.free.size() < kMaxPooledLists && list.capacity() <= kMaxPooledCapacity) {
-    t_pool.free.push_back(std::move(list));  // no allocation: capacity reserved up front
+  if (t_pool.count < kMaxPooledLists && list.capacity() <= kMaxPooledCapacity && !t_pool.dead) {
+    if (t_pool.lists == nullptr) register_reaper();
+    t_pool.lists[t_pool.count++] = std::move(list);  // moves the buffer: no allocation
   }
 }
 

@@ -189,6 +189,11 @@ class ThreadCaches {
 // Set when this thread's ThreadCaches is destroyed (trivially destructible, so always readable).
 thread_local constinit bool t_caches_gone = false;
 thread_local ThreadCaches t_caches;
+// The pool this thread allocated from last and its cache there, or null: most allocations and
+// local frees find their cache here, without the lookup in t_caches (whose non-trivial
+// destructor also costs a TLS guard call per access). Cleared when that cache is dropped.
+thread_local constinit BufferPool* t_last_pool = nullptr;
+thread_local constinit ThreadCache* t_last_cache = nullptr;
 
 ThreadCaches::~ThreadCaches() {
   t_caches_gone = true;
@@ -197,6 +202,10 @@ ThreadCaches::~ThreadCaches() {
 
 void ThreadCaches::drop(std::size_t i) noexcept {
   const Slot slot = slots_[i];
+  if (slot.cache == t_last_cache) {
+    t_last_pool = nullptr;
+    t_last_cache = nullptr;
+  }
   slots_[i] = slots_[--size_];
   slots_[size_] = Slot{};
   slot.pool->close_cache(slot.cache);
@@ -224,6 +233,10 @@ void ThreadCaches::detach(BufferPool* pool) noexcept {
 
 void release_cached(ByteBufStorage* storage) noexcept {
   auto* cache = static_cast<ThreadCache*>(storage->owner);
+  if (cache == t_last_cache) {  // never null here: a block's owner is a cache
+    cache->free_local(storage);
+    return;
+  }
   if (!t_caches_gone && t_caches.owns(cache)) {
     cache->free_local(storage);
   } else {
@@ -326,14 +339,16 @@ void ThreadCache::free_cached_blocks() noexcept {
 }
 
 ByteBufStorage* BufferPool::allocate(std::size_t capacity) {
-  if (capacity > PooledByteBufAllocator::kMaxSizeClass || t_caches_gone) {
-    return allocate_direct(capacity);
-  }
+  if (capacity > PooledByteBufAllocator::kMaxSizeClass) return allocate_direct(capacity);
+  if (this == t_last_pool) return t_last_cache->allocate(class_of_request(capacity));
+  if (t_caches_gone) return allocate_direct(capacity);
   ThreadCache* cache = t_caches.find(this);
   if (cache == nullptr) {
     cache = t_caches.attach(this);
     if (cache == nullptr) return allocate_direct(capacity);
   }
+  t_last_pool = this;
+  t_last_cache = cache;
   return cache->allocate(class_of_request(capacity));
 }
 

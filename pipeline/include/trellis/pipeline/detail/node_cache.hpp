@@ -28,14 +28,11 @@ class NodeCache {
 
   static void* allocate() {
 #if TRELLIS_NODE_CACHE_ENABLED
-    if (!t_dead) {
-      auto& list = t_list;
-      if (list.head) {
-        FreeBlock* block = list.head;
-        list.head = block->next;
-        --list.count;
-        return block;
-      }
+    State& state = t_state;
+    if (FreeBlock* block = state.head) {
+      state.head = block->next;
+      --state.count;
+      return block;
     }
 #endif
     return ::operator new(Size);
@@ -43,14 +40,12 @@ class NodeCache {
 
   static void deallocate(void* p) noexcept {
 #if TRELLIS_NODE_CACHE_ENABLED
-    if (!t_dead) {
-      auto& list = t_list;
-      if (list.count < kMaxCached) {
-        auto* block = ::new (p) FreeBlock{list.head};
-        list.head = block;
-        ++list.count;
-        return;
-      }
+    State& state = t_state;
+    if (state.count < kMaxCached && !state.dead) {
+      if (!state.reaper_registered) register_reaper();
+      state.head = ::new (p) FreeBlock{state.head};
+      ++state.count;
+      return;
     }
 #endif
     ::operator delete(p);
@@ -61,20 +56,31 @@ class NodeCache {
   struct FreeBlock {
     FreeBlock* next;
   };
-  struct List {
+  // Trivially destructible and constant-initialised, so the hot paths reach it without a TLS
+  // guard call; the blocks are freed at thread exit by a Reaper, registered with the first block.
+  struct State {
     FreeBlock* head = nullptr;
     std::size_t count = 0;
-    ~List() {
-      t_dead = true;  // blocks released later on this thread go straight to the heap
-      while (head) {
-        FreeBlock* next = head->next;
-        ::operator delete(head);
-        head = next;
+    bool reaper_registered = false;
+    bool dead = false;  // the thread is exiting: blocks released later go straight to the heap
+  };
+  struct Reaper {
+    ~Reaper() {
+      State& state = t_state;
+      state.dead = true;
+      while (FreeBlock* block = state.head) {
+        state.head = block->next;
+        ::operator delete(block);
       }
+      state.count = 0;
     }
   };
-  static inline thread_local List t_list;
-  static inline thread_local bool t_dead = false;
+  [[gnu::noinline]] static void register_reaper() noexcept {
+    static thread_local Reaper reaper;
+    (void)reaper;
+    t_state.reaper_registered = true;
+  }
+  static inline thread_local constinit State t_state{};
 };
 
 }  // namespace trellis::detail
