@@ -32,21 +32,14 @@ void HttpRequestDecoder::decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& ou
     // Every event available now, so that each decode() call consumes what it reports (an empty
     // last content right after a head consumes nothing of its own).
     for (;;) {
+      if (options_.full_bodiless_requests && !parser_.in_message()) {
+        if (!decode_full_request(in, out)) return;
+        continue;
+      }
       auto event = parser_.parse(in);
       if (std::holds_alternative<std::monostate>(event)) return;
       if (auto* request = std::get_if<HttpRequest>(&event)) {
         if (encoder_) encoder_->on_request_method(request->method.id());
-        if (options_.full_bodiless_requests && parser_.at_empty_body()) {
-          parser_.skip_empty_body();
-          // Filled in its message: one move of the head's parts, none of the whole request, and
-          // no zeroing of it first.
-          auto& full = out.emplace_back().emplace_for_overwrite<FullHttpRequest>();
-          full.method = std::move(request->method);
-          full.target = std::move(request->target);
-          full.version = request->version;
-          full.headers = std::move(request->headers);
-          continue;
-        }
       }
       push_event(std::move(event), out);
     }
@@ -55,6 +48,37 @@ void HttpRequestDecoder::decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& ou
     in.skip_bytes(in.readable_bytes());
     reject(ctx, error);
   }
+}
+
+bool HttpRequestDecoder::decode_full_request(ByteBuf& in, Out& out) {
+  // The head is parsed straight into a FullHttpRequest in its message (no request is moved
+  // about); the message is made only once the whole head is there.
+  const std::size_t before = out.size();
+  try {
+    const bool parsed = parser_.parse_request_head(in, [&] {
+      auto& full = out.emplace_back().emplace_for_overwrite<FullHttpRequest>();
+      return HttpParser::RequestHeadParts{full.method, full.target, full.version, full.headers};
+    });
+    if (!parsed) return false;
+  } catch (...) {
+    if (out.size() > before) out.pop_back();  // a request rejected half-parsed goes nowhere
+    throw;
+  }
+  auto& full = out.back().get<FullHttpRequest>();
+  if (encoder_) encoder_->on_request_method(full.method.id());
+  if (parser_.at_empty_body()) {
+    parser_.skip_empty_body();
+    return true;
+  }
+  // A body follows: the head goes on as an HttpRequest and the body as content, as without the
+  // option (the aggregator, if any, joins them).
+  HttpRequest head;
+  head.method = std::move(full.method);
+  head.target = std::move(full.target);
+  head.version = full.version;
+  head.headers = std::move(full.headers);
+  out.back() = Message(std::move(head));
+  return true;
 }
 
 void HttpRequestDecoder::decode_last(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) {

@@ -47,6 +47,25 @@ void HttpParser::fail(std::uint16_t status, const std::string& what) {
   throw HttpParseError(status, what, consumed_);
 }
 
+HttpParser::HeadScan HttpParser::scan_message_start(ByteBuf& in) {
+  if (state_ == State::kFailed) throw HttpParseError(400, "the parser failed earlier", consumed_);
+  if (scan_pos_ == 0) {
+    // RFC 9112 §2.2: empty lines before a request line (or status line) are ignored.
+    while (in.readable_bytes() >= 2 && in.get_u8(in.reader_index()) == '\r' &&
+           in.get_u8(in.reader_index() + 1) == '\n') {
+      in.skip_bytes(2);
+      consumed_ += 2;
+    }
+    if (in.readable_bytes() >= 1 && in.get_u8(in.reader_index()) == '\n') {
+      fail(400, "bare LF before message head");
+    }
+    // A lone CR may be the start of one more empty line: wait for the next byte.
+    if (in.readable_bytes() == 1 && in.get_u8(in.reader_index()) == '\r') return {};
+  }
+  if (!in.is_readable()) return {};
+  return scan_head(in, false);
+}
+
 HttpParser::Event HttpParser::parse(ByteBuf& in) {
   for (;;) {
     switch (state_) {
@@ -54,23 +73,7 @@ HttpParser::Event HttpParser::parse(ByteBuf& in) {
         throw HttpParseError(400, "the parser failed earlier", consumed_);
 
       case State::kStart: {
-        if (scan_pos_ == 0) {
-          // RFC 9112 §2.2: empty lines before a request line (or status line) are ignored.
-          while (in.readable_bytes() >= 2 && in.get_u8(in.reader_index()) == '\r' &&
-                 in.get_u8(in.reader_index() + 1) == '\n') {
-            in.skip_bytes(2);
-            consumed_ += 2;
-          }
-          if (in.readable_bytes() >= 1 && in.get_u8(in.reader_index()) == '\n') {
-            fail(400, "bare LF before message head");
-          }
-          // A lone CR may be the start of one more empty line: wait for the next byte.
-          if (in.readable_bytes() == 1 && in.get_u8(in.reader_index()) == '\r') {
-            return std::monostate{};
-          }
-        }
-        if (!in.is_readable()) return std::monostate{};
-        const HeadScan scan = scan_head(in, false);
+        const HeadScan scan = scan_message_start(in);
         if (scan.length == 0) return std::monostate{};
         return parse_head(in, scan);
       }

@@ -61,35 +61,41 @@ HttpParser::FramingFields HttpParser::framing_fields(const HttpHeaders& headers)
 }
 
 HttpParser::Event HttpParser::parse_head(ByteBuf& in, const HeadScan& scan) {
-  const std::string_view head(reinterpret_cast<const char*>(in.readable_span().data()),
-                              scan.length);
-  // The first line without its CRLF; the field lines, each with its CRLF, without the blank line.
-  const auto line = head.substr(0, scan.first_line_end - 2);
-  const auto fields = head.substr(scan.first_line_end, scan.length - scan.first_line_end - 2);
-  const std::size_t field_count = scan.lines - 1;
-
   // The heads are default-initialised locals moved into the event: emplace<T>() would
   // value-initialise, zeroing the whole head (its inline header block too) before filling it.
   if (kind_ == Kind::kRequest) {
     HttpRequest request;
-    parse_request_line(line, request);
-    parse_fields(fields, field_count, request.headers);
-    frame_request_body(request);
-    in.skip_bytes(scan.length);
-    consumed_ += static_cast<std::int64_t>(scan.length);
+    parse_request_head_into(
+        in, scan, {request.method, request.target, request.version, request.headers});
     return Event(std::in_place_type<HttpRequest>, std::move(request));
   }
+  const std::string_view head(reinterpret_cast<const char*>(in.readable_span().data()),
+                              scan.length);
   HttpResponse response;
-  parse_status_line(line, response);
-  parse_fields(fields, field_count, response.headers);
+  parse_status_line(head.substr(0, scan.first_line_end - 2), response);
+  parse_fields(head.substr(scan.first_line_end, scan.length - scan.first_line_end - 2),
+               scan.lines - 1, response.headers);
   frame_response_body(response);
   in.skip_bytes(scan.length);
   consumed_ += static_cast<std::int64_t>(scan.length);
   return Event(std::in_place_type<HttpResponse>, std::move(response));
 }
 
+void HttpParser::parse_request_head_into(ByteBuf& in, const HeadScan& scan,
+                                         RequestHeadParts parts) {
+  const std::string_view head(reinterpret_cast<const char*>(in.readable_span().data()),
+                              scan.length);
+  // The first line without its CRLF; the field lines, each with its CRLF, without the blank line.
+  parse_request_line(head.substr(0, scan.first_line_end - 2), parts);
+  parse_fields(head.substr(scan.first_line_end, scan.length - scan.first_line_end - 2),
+               scan.lines - 1, parts.headers);
+  frame_request_body(parts.version, parts.headers);
+  in.skip_bytes(scan.length);
+  consumed_ += static_cast<std::int64_t>(scan.length);
+}
+
 // request-line = method SP request-target SP HTTP-version (RFC 9112 §3).
-void HttpParser::parse_request_line(std::string_view line, HttpRequest& request) {
+void HttpParser::parse_request_line(std::string_view line, RequestHeadParts& request) {
   const char* p = line.data();
   const std::size_t n = line.size();
   const std::size_t sp1 = detail::find_not_in_class(p, 0, n, detail::kTchar);
@@ -197,15 +203,15 @@ void HttpParser::reject_field_line(std::string_view rest) {
   fail(400, "malformed header field line");
 }
 
-void HttpParser::frame_request_body(const HttpRequest& request) {
-  const auto framing = framing_fields(request.headers);
+void HttpParser::frame_request_body(HttpVersion version, const HttpHeaders& headers) {
+  const auto framing = framing_fields(headers);
   if (framing.hosts > 1) fail(400, "more than one Host header");
-  if (framing.hosts == 0 && request.version == kHttp11) fail(400, "HTTP/1.1 request without Host");
-  if (request.version == kHttp10 && framing.has_te) {
+  if (framing.hosts == 0 && version == kHttp11) fail(400, "HTTP/1.1 request without Host");
+  if (version == kHttp10 && framing.has_te) {
     // RFC 9112 §6.1: framing an HTTP/1.0 message by Transfer-Encoding cannot be trusted.
     fail(400, "Transfer-Encoding in an HTTP/1.0 request");
   }
-  frame_body(request.headers, framing, true);
+  frame_body(headers, framing, true);
 }
 
 void HttpParser::frame_response_body(const HttpResponse& response) {

@@ -326,3 +326,49 @@ TEST_CASE("full_bodiless_requests: an aggregating pipeline sees the same request
   CHECK(combined.size() == 3);
   CHECK(combined == requests(false));
 }
+
+TEST_CASE("full_bodiless_requests: the same events and the same rejections at every split") {
+  // With the option the decoder parses heads into their FullHttpRequest directly: every split of
+  // the input must give what the event path gives, and a head rejected after it was complete
+  // (no Host) must leave nothing half-built in the pipeline.
+  const std::string good =
+      "\r\nGET /a HTTP/1.1\r\nHost: h\r\nAccept: */*\r\n\r\n"
+      "POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nxyz"
+      "GET /c?q=1 HTTP/1.0\r\nHost: h\r\n\r\n";
+  const std::string bad = "GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nAccept: x\r\n\r\n";
+  auto run = [](const std::string& wire, std::size_t split, bool full) {
+    HttpRequestDecoderOptions options;
+    options.full_bodiless_requests = full;
+    EmbeddedChannel ch{std::make_shared<HttpServerCodec>(HttpParserLimits{}, no_date(), options),
+                       std::make_shared<HttpObjectAggregator>(1 << 20)};
+    ch.write_inbound(ByteBuf::from(wire.substr(0, split)));
+    if (ch.is_active()) ch.write_inbound(ByteBuf::from(wire.substr(split)));  // not if rejected
+    std::vector<std::string> seen;
+    for (auto& m : ch.inbound_messages()) {
+      const auto* r = m.try_get<FullHttpRequest>();
+      REQUIRE(r);
+      std::string line{r->method.name()};
+      line += " " + r->target + " " + std::string(r->version.text()) + " [" +
+              r->content.to_string() + "]";
+      for (const auto f : r->headers)
+        line += " " + std::string(f.name) + "=" + std::string(f.value);
+      seen.push_back(line);
+    }
+    seen.push_back("wire: " + testing::drain_outbound_bytes(ch));
+    return seen;
+  };
+  for (std::size_t split = 0; split <= good.size(); ++split) {
+    CAPTURE(split);
+    const auto with = run(good, split, true);
+    CHECK(with.size() == 4);
+    CHECK(with == run(good, split, false));
+  }
+  for (std::size_t split = 0; split <= bad.size(); ++split) {
+    CAPTURE(split);
+    const auto with = run(bad, split, true);
+    REQUIRE(with.size() == 2);  // the first request, then the 400 on the wire
+    CHECK(with[0] == "GET /a HTTP/1.1 [] Host=h");
+    CHECK(with[1].rfind("wire: HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    CHECK(with == run(bad, split, false));
+  }
+}

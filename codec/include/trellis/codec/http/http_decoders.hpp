@@ -38,6 +38,9 @@ class HttpRequestDecoder : public codec::ByteToMessageDecoder {
 
  private:
   void reject(ChannelHandlerContext& ctx, const HttpParseError& error);
+  // full_bodiless_requests, between messages: the next head parsed into a FullHttpRequest made
+  // in out (or, when a body follows, turned into an HttpRequest). False: more input needed.
+  bool decode_full_request(ByteBuf& in, Out& out);
 
   HttpParser parser_;
   HttpRequestDecoderOptions options_;

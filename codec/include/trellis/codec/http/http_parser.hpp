@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <string_view>
 #include <variant>
 
@@ -47,6 +48,27 @@ class HttpParser {
   // The next event decoded from in (consuming its bytes), or std::monostate when more input is
   // needed. Throws HttpParseError; after an error the parser stays failed until reset().
   Event parse(ByteBuf& in);
+  // The parts of a request head that parse_request_head fills (those of an HttpRequest or of a
+  // FullHttpRequest, say).
+  struct RequestHeadParts {
+    HttpMethod& method;
+    std::string& target;
+    HttpVersion& version;
+    HttpHeaders& headers;
+  };
+  // A request parser outside a message (in_message() false): when in holds a whole head, calls
+  // make_parts() (-> RequestHeadParts of empty fields), fills them as parse() would have filled
+  // its HttpRequest event, and returns true; the body follows as parse() events. Returns false,
+  // without calling make_parts, while more input is needed. So a decoder can build the request
+  // where it will travel (in its Message) instead of moving it there. Throws HttpParseError like
+  // parse() (possibly after make_parts, with the parts partly filled).
+  template <class MakeParts>
+  bool parse_request_head(ByteBuf& in, MakeParts&& make_parts) {
+    const HeadScan scan = scan_message_start(in);
+    if (scan.length == 0) return false;
+    parse_request_head_into(in, scan, make_parts());
+    return true;
+  }
   // The input ended. Completes a response body delimited by the connection close; throws
   // HttpParseError when a message was cut short. Returns std::monostate when nothing was pending.
   Event finish(ByteBuf& in);
@@ -93,8 +115,12 @@ class HttpParser {
                   HeadScan& head);
   bool end_line(std::size_t lf, bool trailers, HeadScan& head);
   [[noreturn]] void fail_field_count();  // out of line: keeps end_line small enough to inline
+  // At a message start: skips the empty lines allowed before it and scans for the end of its
+  // head (length 0 while more input is needed).
+  HeadScan scan_message_start(ByteBuf& in);
   Event parse_head(ByteBuf& in, const HeadScan& scan);
-  void parse_request_line(std::string_view line, HttpRequest& request);
+  void parse_request_head_into(ByteBuf& in, const HeadScan& scan, RequestHeadParts parts);
+  void parse_request_line(std::string_view line, RequestHeadParts& parts);
   void parse_status_line(std::string_view line, HttpResponse& response);
   HttpVersion parse_version(std::string_view text);
   // block: field lines, each ending in CRLF; fields: how many lines it holds.
@@ -109,7 +135,7 @@ class HttpParser {
     bool has_cl = false;
   };
   static FramingFields framing_fields(const HttpHeaders& headers) noexcept;
-  void frame_request_body(const HttpRequest& request);
+  void frame_request_body(HttpVersion version, const HttpHeaders& headers);
   void frame_response_body(const HttpResponse& response);
   void frame_body(const HttpHeaders& headers, const FramingFields& framing, bool request);
   Event parse_chunk_size(ByteBuf& in);
