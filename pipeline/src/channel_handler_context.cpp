@@ -168,7 +168,7 @@ void ChannelHandlerContext::invoke_flush() noexcept {
 }
 
 void ChannelHandlerContext::bind(const SocketAddress& local, ChannelPromise promise) {
-  if (executor_->in_event_loop()) {
+  if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_bind(local, std::move(promise));
   } else {
     run_on_loop([local, p = std::move(promise)](ChannelHandlerContext& c) mutable {
@@ -180,7 +180,7 @@ void ChannelHandlerContext::bind(const SocketAddress& local, ChannelPromise prom
 void ChannelHandlerContext::connect(const SocketAddress& remote,
                                     const std::optional<SocketAddress>& local,
                                     ChannelPromise promise) {
-  if (executor_->in_event_loop()) {
+  if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_connect(remote, local, std::move(promise));
   } else {
     run_on_loop([remote, local, p = std::move(promise)](ChannelHandlerContext& c) mutable {
@@ -190,7 +190,7 @@ void ChannelHandlerContext::connect(const SocketAddress& remote,
 }
 
 void ChannelHandlerContext::disconnect(ChannelPromise promise) {
-  if (executor_->in_event_loop()) {
+  if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_disconnect(std::move(promise));
   } else {
     run_on_loop(
@@ -199,7 +199,7 @@ void ChannelHandlerContext::disconnect(ChannelPromise promise) {
 }
 
 void ChannelHandlerContext::close(ChannelPromise promise) {
-  if (executor_->in_event_loop()) {
+  if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_close(std::move(promise));
   } else {
     run_on_loop(
@@ -208,7 +208,7 @@ void ChannelHandlerContext::close(ChannelPromise promise) {
 }
 
 void ChannelHandlerContext::read() {
-  if (executor_->in_event_loop()) {
+  if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_read();
   } else {
     run_on_loop([](ChannelHandlerContext& c) { c.read(); });
@@ -216,7 +216,7 @@ void ChannelHandlerContext::read() {
 }
 
 void ChannelHandlerContext::write(Message&& msg, ChannelPromise promise) {
-  if (executor_->in_event_loop()) {
+  if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_write(std::move(msg), std::move(promise));
   } else {
     run_on_loop([m = std::move(msg), p = std::move(promise)](ChannelHandlerContext& c) mutable {
@@ -226,7 +226,7 @@ void ChannelHandlerContext::write(Message&& msg, ChannelPromise promise) {
 }
 
 void ChannelHandlerContext::flush() {
-  if (executor_->in_event_loop()) {
+  if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_flush();
   } else {
     run_on_loop([](ChannelHandlerContext& c) { c.flush(); });

@@ -381,7 +381,7 @@ namespace {
 // Runs fn(head) on the channel's loop: inline when already there, else queued.
 template <class Fn>
 void on_loop(Channel& channel, ChannelHandlerContext* head, Fn fn) {
-  if (channel.event_loop().in_event_loop()) {
+  if (detail::in_executor(channel.event_loop())) {
     fn(head);
   } else {
     channel.event_loop().execute([head, fn]() mutable { fn(head); });
@@ -417,7 +417,7 @@ ChannelPipeline& ChannelPipeline::fire_channel_writability_changed() {
 }
 
 ChannelPipeline& ChannelPipeline::fire_exception_caught(std::exception_ptr error) {
-  if (channel_->event_loop().in_event_loop()) {
+  if (detail::in_executor(channel_->event_loop())) {
     head_->fire_exception_caught(std::move(error));
   } else {
     channel_->event_loop().execute(
@@ -427,7 +427,7 @@ ChannelPipeline& ChannelPipeline::fire_exception_caught(std::exception_ptr error
 }
 
 ChannelPipeline& ChannelPipeline::fire_channel_read(Message&& msg) {
-  if (channel_->event_loop().in_event_loop()) [[likely]] {
+  if (detail::in_executor(channel_->event_loop())) [[likely]] {
     head_->fire_channel_read(std::move(msg));
   } else {
     channel_->event_loop().execute(
@@ -437,7 +437,7 @@ ChannelPipeline& ChannelPipeline::fire_channel_read(Message&& msg) {
 }
 
 ChannelPipeline& ChannelPipeline::fire_user_event_triggered(Message&& event) {
-  if (channel_->event_loop().in_event_loop()) {
+  if (detail::in_executor(channel_->event_loop())) {
     head_->fire_user_event_triggered(std::move(event));
   } else {
     channel_->event_loop().execute(

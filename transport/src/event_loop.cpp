@@ -14,7 +14,6 @@ namespace trellis {
 namespace {
 constexpr std::int64_t kNoDeadline = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kShutdownCheckNanos = 100'000'000;  // as Netty: re-check every 100 ms
-thread_local const EventLoop* t_loop = nullptr;
 std::atomic<unsigned> g_loop_counter{0};
 
 asio::steady_timer::time_point to_time_point(std::int64_t nanos) {
@@ -68,14 +67,14 @@ void EventLoop::keep_alive_until_exit(std::shared_ptr<EventLoop> self) {
   execute([this, self = std::move(self)]() mutable { self_ = std::move(self); });
 }
 
-bool EventLoop::in_event_loop() const { return t_loop == this; }
+bool EventLoop::in_event_loop() const { return detail::t_owning_loop == this; }
 
 bool EventLoop::is_shutting_down() const { return state_.load() >= kShuttingDown; }
 bool EventLoop::is_terminated() const { return state_.load() == kTerminated; }
 
 void EventLoop::run() {
   pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
-  t_loop = this;
+  detail::t_owning_loop = this;
   detail::CurrentExecutorScope scope(this);
   auto guard = asio::make_work_guard(io_);
   last_activity_ = current_time_nanos();
@@ -101,7 +100,7 @@ void EventLoop::run() {
     // Releasing the keep-alive may destroy *this on this thread: nothing below touches it.
     auto self = std::move(self_);
   }
-  t_loop = nullptr;
+  detail::t_owning_loop = nullptr;
 }
 
 void EventLoop::join() {

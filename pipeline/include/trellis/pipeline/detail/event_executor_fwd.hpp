@@ -93,6 +93,16 @@ class EventExecutor {
 EventExecutor* current_executor() noexcept;
 
 namespace detail {
+// The single-threaded loop that owns the calling thread for its whole life (set by EventLoop on
+// its thread), or nullptr. Constant-initialised: read without a TLS guard call.
+inline thread_local constinit const EventExecutor* t_owning_loop = nullptr;
+
+// executor.in_event_loop(), without the virtual call on a loop's own thread: the pipeline asks
+// it before every operation.
+inline bool in_executor(const EventExecutor& executor) {
+  return t_owning_loop == &executor || executor.in_event_loop();
+}
+
 // Set by executors around the work they run, so current_executor() answers correctly.
 class CurrentExecutorScope {
  public:
