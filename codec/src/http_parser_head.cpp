@@ -65,8 +65,8 @@ HttpParser::Event HttpParser::parse_head(ByteBuf& in, const HeadScan& scan) {
   // value-initialise, zeroing the whole head (its inline header block too) before filling it.
   if (kind_ == Kind::kRequest) {
     HttpRequest request;
-    parse_request_head_into(
-        in, scan, {request.method, request.target, request.version, request.headers});
+    parse_request_head_into(in, scan,
+                            {request.method, request.target, request.version, request.headers});
     return Event(std::in_place_type<HttpRequest>, std::move(request));
   }
   const std::string_view head(reinterpret_cast<const char*>(in.readable_span().data()),

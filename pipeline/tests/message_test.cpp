@@ -216,7 +216,7 @@ TEST_CASE("emplace_for_overwrite default-initialises in place, boxed or inline")
     point.y = 2;
     CHECK(moved.get<Point>().y == 2);
     auto& huge = moved.emplace_for_overwrite<Huge>();  // beyond the box sizes: heap
-    CHECK(huge.bytes[999] == 0);  // its member initialiser ran
+    CHECK(huge.bytes[999] == 0);                       // its member initialiser ran
   }
   CHECK(Overwritten::live == 0);
 }

@@ -96,7 +96,6 @@ inline constexpr std::size_t kCopyBodyThreshold = 128;
 // lot without flushing, and nothing held is ever copied into a bigger buffer.
 inline constexpr std::size_t kHeldBufferSize = 4096;
 
-
 class HttpRequestEncoder : public ChannelOutboundHandler {
  public:
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
