@@ -48,13 +48,18 @@ struct Waiter {
   }
 };
 
-// Runs handlers until the waiter completed once more (bounded: a wait that never completes fails).
-void run_until_completed(asio::io_context& io, Waiter& waiter, int completions) {
+// Starts a wait and runs handlers until it completed (bounded: a wait that never completes
+// fails); returns whether it reported that the peer may have closed.
+bool wait_once(asio::io_context& io, ReactorDescriptor& descriptor, Waiter& waiter) {
+  const int completions = waiter.completions + 1;
+  waiter.start(descriptor);
   for (int i = 0; i < 1000 && waiter.completions < completions; ++i) {
     io.restart();
     io.run_one_for(std::chrono::milliseconds(10));
   }
   REQUIRE(waiter.completions == completions);
+  CHECK_FALSE(waiter.ec);
+  return waiter.wait.peer_may_have_closed();
 }
 
 }  // namespace
@@ -66,25 +71,15 @@ TEST_CASE("a read wait reports the peer's close, and only then") {
   descriptor.assign(pair.local);
   REQUIRE(descriptor.reports_peer_close());
   Waiter waiter;
-
   // The first wait of a new descriptor completes at once (speculatively): nothing is known yet.
-  waiter.start(descriptor);
-  run_until_completed(io, waiter, 1);
-  CHECK_FALSE(waiter.wait.peer_may_have_closed());
-
+  CHECK_FALSE(wait_once(io, descriptor, waiter));
   // Data only: a readable edge without the end of stream.
   REQUIRE(::write(pair.peer, "x", 1) == 1);
-  waiter.start(descriptor);
-  run_until_completed(io, waiter, 2);
-  CHECK_FALSE(waiter.ec);
-  CHECK_FALSE(waiter.wait.peer_may_have_closed());
+  CHECK_FALSE(wait_once(io, descriptor, waiter));
   char byte;
   REQUIRE(::read(pair.local, &byte, 1) == 1);
-
   pair.close_peer();
-  waiter.start(descriptor);
-  run_until_completed(io, waiter, 3);
-  CHECK(waiter.wait.peer_may_have_closed());
+  CHECK(wait_once(io, descriptor, waiter));
   descriptor.close();
 }
 
@@ -96,12 +91,9 @@ TEST_CASE("a descriptor registered after a closed one does not inherit its peer-
     ReactorDescriptor descriptor(io);
     descriptor.assign(pair.local);
     Waiter waiter;
-    waiter.start(descriptor);
-    run_until_completed(io, waiter, 1);
+    wait_once(io, descriptor, waiter);
     pair.close_peer();
-    waiter.start(descriptor);
-    run_until_completed(io, waiter, 2);
-    REQUIRE(waiter.wait.peer_may_have_closed());
+    REQUIRE(wait_once(io, descriptor, waiter));
     descriptor.close();
   }
   // Several new descriptors, so that one of them gets the freed state whatever Asio's pooling.
@@ -111,13 +103,9 @@ TEST_CASE("a descriptor registered after a closed one does not inherit its peer-
     ReactorDescriptor descriptor(io);
     descriptor.assign(pair.local);
     Waiter waiter;
-    waiter.start(descriptor);
-    run_until_completed(io, waiter, 1);
-    CHECK_FALSE(waiter.wait.peer_may_have_closed());
+    CHECK_FALSE(wait_once(io, descriptor, waiter));
     REQUIRE(::write(pair.peer, "x", 1) == 1);
-    waiter.start(descriptor);
-    run_until_completed(io, waiter, 2);
-    CHECK_FALSE(waiter.wait.peer_may_have_closed());
+    CHECK_FALSE(wait_once(io, descriptor, waiter));
     descriptor.close();
   }
 }
