@@ -91,13 +91,10 @@ void ByteBuf::set_reader_index(std::size_t index) {
   reader_ = static_cast<std::uint32_t>(index);
 }
 
-void ByteBuf::set_writer_index(std::size_t index) {
-  if (index < reader_ || index > capacity_) {
-    throw IndexOutOfBoundsError("writer index " + std::to_string(index) +
-                                " outside [reader index " + std::to_string(reader_) +
-                                ", capacity " + std::to_string(capacity_) + "]");
-  }
-  writer_ = static_cast<std::uint32_t>(index);
+void ByteBuf::throw_writer_index(std::size_t index) const {
+  throw IndexOutOfBoundsError("writer index " + std::to_string(index) + " outside [reader index " +
+                              std::to_string(reader_) + ", capacity " + std::to_string(capacity_) +
+                              "]");
 }
 
 void ByteBuf::set_index(std::size_t reader_index, std::size_t writer_index) {

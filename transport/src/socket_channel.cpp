@@ -393,6 +393,29 @@ void SocketChannel::do_write(ChannelOutboundBuffer& out) {
     return;
   }
   for (;;) {
+    // One flushed ByteBuf (request/response traffic): sent from its bytes directly, without
+    // gathering iovecs or walking the queue for what was written.
+    if (out.size() == 1) {
+      if (ByteBuf* buf = out.current()->try_get<ByteBuf>(); buf != nullptr && buf->is_readable()) {
+        const auto span = buf->readable_span();
+        const ssize_t r = detail::direct_send(fd_, span.data(), span.size(), MSG_NOSIGNAL);
+        if (r >= 0) {
+          if (static_cast<std::size_t>(r) == span.size()) {
+            out.remove();
+            continue;
+          }
+          buf->skip_bytes(static_cast<std::size_t>(r));
+          arm_write();
+          return;
+        }
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+          arm_write();
+          return;
+        }
+        fail_write();
+      }
+    }
     struct iovec iov[kMaxIovecs];
     std::size_t bytes = 0;
     const std::size_t n =
@@ -426,11 +449,15 @@ void SocketChannel::do_write(ChannelOutboundBuffer& out) {
       arm_write();
       return;
     }
-    auto error = std::make_exception_ptr(IoError(last_error(), "write"));
-    pipeline().fire_exception_caught(error);
-    // Channel::Unsafe fails the flushed writes with it and closes the channel.
-    std::rethrow_exception(error);
+    fail_write();
   }
+}
+
+void SocketChannel::fail_write() {
+  auto error = std::make_exception_ptr(IoError(last_error(), "write"));
+  pipeline().fire_exception_caught(error);
+  // Channel::Unsafe fails the flushed writes with it and closes the channel.
+  std::rethrow_exception(error);
 }
 
 // --- half-close -------------------------------------------------------------------------------

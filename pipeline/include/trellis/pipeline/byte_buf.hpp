@@ -166,7 +166,11 @@ class ByteBuf {
   }
 
   void set_reader_index(std::size_t index);
-  void set_writer_index(std::size_t index);
+  void set_writer_index(std::size_t index) {
+    if (index < reader_ || index > capacity_) [[unlikely]]
+      throw_writer_index(index);
+    writer_ = static_cast<std::uint32_t>(index);
+  }
   void set_index(std::size_t reader_index, std::size_t writer_index);
   void clear() noexcept { reader_ = writer_ = 0; }
   void skip_bytes(std::size_t length) {
@@ -292,6 +296,7 @@ class ByteBuf {
         reader_(reader),
         writer_(writer) {}
 
+  [[noreturn]] void throw_writer_index(std::size_t index) const;
   std::byte* raw() const noexcept { return storage_->data() + offset_; }
   void reset_fields() noexcept {
     storage_ = nullptr;
