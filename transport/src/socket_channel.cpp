@@ -408,12 +408,8 @@ void SocketChannel::do_write(ChannelOutboundBuffer& out) {
           arm_write();
           return;
         }
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-          arm_write();
-          return;
-        }
-        fail_write();
+        if (send_failed()) continue;
+        return;
       }
     }
     struct iovec iov[kMaxIovecs];
@@ -444,16 +440,17 @@ void SocketChannel::do_write(ChannelOutboundBuffer& out) {
       }
       continue;
     }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      arm_write();
-      return;
-    }
-    fail_write();
+    if (send_failed()) continue;
+    return;
   }
 }
 
-void SocketChannel::fail_write() {
+bool SocketChannel::send_failed() {
+  if (errno == EINTR) return true;
+  if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    arm_write();
+    return false;
+  }
   auto error = std::make_exception_ptr(IoError(last_error(), "write"));
   pipeline().fire_exception_caught(error);
   // Channel::Unsafe fails the flushed writes with it and closes the channel.

@@ -91,8 +91,9 @@ class SocketChannel final : public Channel,
   void on_readable(const std::error_code& ec);
   void on_eof();
   void arm_write();
-  // A send failed (not EAGAIN/EINTR): fires the error and rethrows it for Channel::Unsafe.
-  [[noreturn]] void fail_write();
+  // After a send returned -1: true to try again (EINTR); false when the socket is full (a
+  // writability wait is armed). Any other error is fired and rethrown for Channel::Unsafe.
+  bool send_failed();
   void on_connect_ready(const std::error_code& ec);
   void finish_connect(std::error_code error);
   void record_read(std::size_t n) noexcept;
