@@ -298,3 +298,44 @@ TEST_CASE("a message cut short by the end of input is an error") {
   parser.parse(buf);
   CHECK_THROWS_AS(parser.finish(buf), HttpParseError);
 }
+
+TEST_CASE("parse_request_head fills the caller's parts once the head is whole") {
+  HttpParser parser(HttpParser::Kind::kRequest);
+  FullHttpRequest full;
+  int calls = 0;
+  auto make_parts = [&] {
+    ++calls;
+    return HttpParser::RequestHeadParts{full.method, full.target, full.version, full.headers};
+  };
+  // Empty lines before the head are skipped; a partial head asks for no destination yet.
+  ByteBuf in = ByteBuf::from("\r\n\r\nPUT /x?y=1 HTTP/1.0\r\nHost: h\r\nContent-Le");
+  CHECK_FALSE(parser.parse_request_head(in, make_parts));
+  CHECK(calls == 0);
+  in.write_string("ngth: 3\r\n\r\nabc");
+  REQUIRE(parser.parse_request_head(in, make_parts));
+  CHECK(calls == 1);
+  CHECK(full.method == HttpMethod::kPut);
+  CHECK(full.target == "/x?y=1");
+  CHECK(full.version == kHttp10);
+  CHECK(full.headers.get(HeaderId::kContentLength) == "3");
+  // The body follows as parse() events, exactly as after an HttpRequest event.
+  CHECK(parser.in_message());
+  CHECK_FALSE(parser.at_empty_body());
+  Parsed rest;
+  collect(parser.parse(in), rest);
+  CHECK(rest.events == std::vector<std::string>{"L:abc|0"});
+  CHECK_FALSE(parser.in_message());
+  // The same rules as parse(): HTTP/1.1 without Host is a 400.
+  FullHttpRequest bad;
+  ByteBuf no_host = ByteBuf::from("GET / HTTP/1.1\r\n\r\n");
+  HttpParser strict(HttpParser::Kind::kRequest);
+  try {
+    strict.parse_request_head(no_host, [&] {
+      return HttpParser::RequestHeadParts{bad.method, bad.target, bad.version, bad.headers};
+    });
+    FAIL("no error");
+  } catch (const HttpParseError& e) {
+    CHECK(e.status() == 400);
+  }
+  CHECK_THROWS_AS(strict.parse(no_host), HttpParseError);  // the parser stays failed
+}
