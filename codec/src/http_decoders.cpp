@@ -33,7 +33,7 @@ void HttpRequestDecoder::decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& ou
     // last content right after a head consumes nothing of its own).
     for (;;) {
       if (options_.full_bodiless_requests && !parser_.in_message()) {
-        if (!decode_full_request(in, out)) return;
+        if (!in.is_readable() || !decode_full_request(in, out)) return;
         continue;
       }
       auto event = parser_.parse(in);

@@ -55,6 +55,33 @@ TEST_CASE("CR or LF in a field is detected as unsafe") {
   CHECK(has_unsafe_field(h));
 }
 
+TEST_CASE("a CR, LF or NUL is found at every position of values of every length") {
+  // The check goes eight characters at a time: cover short values, word boundaries and the
+  // overlapping last word, and the neighbours of the three characters (never flagged).
+  for (std::size_t length = 0; length <= 40; ++length) {
+    const std::string clean(length, 'a');
+    HttpHeaders ok;
+    ok.add("X", clean);
+    CHECK_FALSE(has_unsafe_field(ok));
+    for (std::size_t at = 0; at < length; ++at) {
+      for (const char c : {'\r', '\n', '\0', '\x0b', '\x0c', '\x0e', '\x09', '\x8d', '\x8a', '\x80',
+                           '\x01', '\xff', ' '}) {
+        std::string value = clean;
+        value[at] = c;
+        HttpHeaders h;
+        h.add("X", value);
+        CAPTURE(length);
+        CAPTURE(at);
+        CAPTURE(static_cast<int>(static_cast<unsigned char>(c)));
+        CHECK(has_unsafe_field(h) == (c == '\r' || c == '\n' || c == '\0'));
+      }
+    }
+  }
+  HttpHeaders name;
+  name.add("X-Evil\r\nInjected", "v");
+  CHECK(has_unsafe_field(name));
+}
+
 TEST_CASE("HTTP dates use the IMF-fixdate format and are cached per second of the clock") {
   CHECK(format_http_date(784111777) == "Sun, 06 Nov 1994 08:49:37 GMT");
   HttpDateCache cache;

@@ -77,11 +77,13 @@ void ChannelOutboundBuffer::push_entry(Entry&& e) {
   }
 }
 
-ChannelOutboundBuffer::Entry ChannelOutboundBuffer::pop_entry() {
-  Entry e = first_ ? std::move(*first_) : rest_.take_front();
-  first_.reset();                      // a no-op when e came from rest_
+void ChannelOutboundBuffer::drop_front() noexcept {
+  if (first_) {
+    first_.reset();
+  } else {
+    rest_.pop_front();
+  }
   if (rest_.empty()) rest_.release();  // drained: an idle channel holds no ring
-  return e;
 }
 
 std::size_t ChannelOutboundBuffer::message_size(const Message& msg) noexcept {
@@ -135,16 +137,19 @@ std::size_t ChannelOutboundBuffer::bytes_before_writable() const noexcept {
 
 bool ChannelOutboundBuffer::remove_entry(std::exception_ptr error, bool notify) {
   if (flushed_ == 0) return false;
-  Entry e = pop_entry();
   --flushed_;
-  // The message goes first (its bytes return to the pool), then the promise tells the writer.
-  e.msg.reset();
+  // The entry goes first, in place (its message's bytes return to the pool), then the promise
+  // tells the writer, who may queue more.
+  Entry& front = entry(0);
+  ChannelPromise promise = std::move(front.promise);
+  const std::size_t size = front.size;
+  drop_front();
   if (error) {
-    e.promise.try_failure(std::move(error));
+    promise.try_failure(std::move(error));
   } else {
-    e.promise.try_success();
+    promise.try_success();
   }
-  decrement_pending(e.size, notify);
+  decrement_pending(size, notify);
   return true;
 }
 

@@ -68,6 +68,17 @@ void ReadinessWait::do_complete(void* owner, asio::detail::operation* base, cons
   auto keep_alive = std::move(wait->keep_alive_);
   if (owner == nullptr) return;  // the io_context is being destroyed: just let go
   const std::error_code ec = wait->ec_;
+  wait->completing_ = true;
+  wait->rearmed_ = false;
+  struct Done {
+    ReadinessWait* wait;
+    std::shared_ptr<void>& keep_alive;
+    ~Done() {
+      wait->completing_ = false;
+      // Prepared again from the callback: the pending wait keeps the same reference.
+      if (wait->rearmed_) wait->keep_alive_ = std::move(keep_alive);
+    }
+  } done{wait, keep_alive};
   wait->callback_(wait->target_, ec);
 }
 

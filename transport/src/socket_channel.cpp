@@ -160,7 +160,7 @@ void SocketChannel::do_connect(const SocketAddress& remote,
       self->unsafe().close(ChannelPromise{});
     });
   }
-  write_wait_.prepare(shared_from_this(), this, &SocketChannel::on_connect_wait);
+  write_wait_.prepare([this] { return shared_from_this(); }, this, &SocketChannel::on_connect_wait);
   socket_.start_write_wait(write_wait_);
 }
 
@@ -246,7 +246,7 @@ void SocketChannel::arm_read() {
     asio::post(loop_.io_context(), [self = shared_from_this()] { self->on_readable({}); });
     return;
   }
-  read_wait_.prepare(shared_from_this(), this, &SocketChannel::on_read_ready);
+  read_wait_.prepare([this] { return shared_from_this(); }, this, &SocketChannel::on_read_ready);
   socket_.start_read_wait(read_wait_);
 }
 
@@ -375,7 +375,7 @@ Message SocketChannel::filter_outbound_message(Message&& msg) {
 void SocketChannel::arm_write() {
   if (waiting_write_ || !socket_.is_open()) return;
   waiting_write_ = true;
-  write_wait_.prepare(shared_from_this(), this, &SocketChannel::on_write_ready);
+  write_wait_.prepare([this] { return shared_from_this(); }, this, &SocketChannel::on_write_ready);
   socket_.start_write_wait(write_wait_);
 }
 
@@ -402,6 +402,7 @@ void SocketChannel::do_write(ChannelOutboundBuffer& out) {
         if (r >= 0) {
           if (static_cast<std::size_t>(r) == span.size()) {
             out.remove();
+            if (out.is_empty()) return;
             continue;
           }
           buf->skip_bytes(static_cast<std::size_t>(r));

@@ -1,11 +1,13 @@
 // ReactorDescriptor and ReadinessWait on a bare io_context: what a completed wait reports about
 // the peer's end of stream, including for a descriptor registered after another one was closed
-// (Asio reuses the per-descriptor state of closed descriptors).
+// (Asio reuses the per-descriptor state of closed descriptors), and what a pending wait keeps
+// alive.
 #include <doctest/doctest.h>
 
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
 
 #include <trellis/transport/detail/reactor_descriptor.hpp>
@@ -39,11 +41,12 @@ struct Waiter {
   std::error_code ec;
 
   void start(ReactorDescriptor& descriptor) {
-    wait.prepare(std::make_shared<int>(0), this, [](void* self, const std::error_code& e) {
-      auto* w = static_cast<Waiter*>(self);
-      ++w->completions;
-      w->ec = e;
-    });
+    wait.prepare([] { return std::make_shared<int>(0); }, this,
+                 [](void* self, const std::error_code& e) {
+                   auto* w = static_cast<Waiter*>(self);
+                   ++w->completions;
+                   w->ec = e;
+                 });
     descriptor.start_read_wait(wait);
   }
 };
@@ -108,4 +111,100 @@ TEST_CASE("a descriptor registered after a closed one does not inherit its peer-
     CHECK_FALSE(wait_once(io, descriptor, waiter));
     descriptor.close();
   }
+}
+
+namespace {
+
+// A wait whose callback re-arms it a given number of times, counting how often prepare() asked
+// for the owner to keep alive.
+struct Rearming {
+  ReactorDescriptor* descriptor = nullptr;
+  ReadinessWait wait;
+  std::shared_ptr<int> owner = std::make_shared<int>(0);
+  int owner_requests = 0;
+  int rearms_left = 0;
+  bool close_on_rearm = false;
+  int completions = 0;
+  std::error_code ec;
+  long owner_uses_in_callback = 0;
+
+  void start() {
+    wait.prepare(
+        [this] {
+          ++owner_requests;
+          return std::shared_ptr<void>(owner);
+        },
+        this,
+        [](void* self, const std::error_code& e) {
+          auto* r = static_cast<Rearming*>(self);
+          ++r->completions;
+          r->ec = e;
+          r->owner_uses_in_callback = r->owner.use_count();
+          if (e || r->rearms_left == 0) return;
+          --r->rearms_left;
+          r->start();
+          if (r->close_on_rearm) r->descriptor->close();
+        });
+    descriptor->start_read_wait(wait);
+  }
+};
+
+void run_until(asio::io_context& io, const std::function<bool()>& done) {
+  for (int i = 0; i < 1000 && !done(); ++i) {
+    io.restart();
+    io.run_one_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(done());
+}
+
+}  // namespace
+
+TEST_CASE("a wait re-armed from its own callback keeps its reference instead of taking another") {
+  asio::io_context io;
+  Pair pair;
+  ReactorDescriptor descriptor(io);
+  descriptor.assign(pair.local);
+  Rearming r;
+  r.descriptor = &descriptor;
+  r.rearms_left = 1;
+  r.start();
+  CHECK(r.owner_requests == 1);
+  CHECK(r.owner.use_count() == 2);  // the pending wait holds the owner
+  // The first wait completes at once; its callback waits again, with the same reference.
+  run_until(io, [&] { return r.completions == 1; });
+  CHECK_FALSE(r.ec);
+  CHECK(r.owner_uses_in_callback == 2);  // held across the callback
+  CHECK(r.owner_requests == 1);
+  CHECK(r.owner.use_count() == 2);  // and by the new pending wait
+  // The second wait completes on data; its callback does not wait again: the owner is let go.
+  REQUIRE(::write(pair.peer, "x", 1) == 1);
+  run_until(io, [&] { return r.completions == 2; });
+  CHECK_FALSE(r.ec);
+  CHECK(r.owner.use_count() == 1);
+  // A wait started afresh (not from a callback) asks for the owner again.
+  char byte;
+  REQUIRE(::read(pair.local, &byte, 1) == 1);
+  r.start();
+  CHECK(r.owner_requests == 2);
+  CHECK(r.owner.use_count() == 2);
+  descriptor.close();  // aborts it
+  run_until(io, [&] { return r.completions == 3; });
+  CHECK(r.ec == asio::error::operation_aborted);
+  CHECK(r.owner.use_count() == 1);
+}
+
+TEST_CASE("a wait re-armed from its callback and aborted by a close releases its reference") {
+  asio::io_context io;
+  Pair pair;
+  ReactorDescriptor descriptor(io);
+  descriptor.assign(pair.local);
+  Rearming r;
+  r.descriptor = &descriptor;
+  r.rearms_left = 1;
+  r.close_on_rearm = true;
+  r.start();
+  run_until(io, [&] { return r.completions == 2; });
+  CHECK(r.ec == asio::error::operation_aborted);
+  CHECK(r.owner_requests == 1);
+  CHECK(r.owner.use_count() == 1);
 }

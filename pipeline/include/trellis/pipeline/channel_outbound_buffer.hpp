@@ -125,7 +125,7 @@ class ChannelOutboundBuffer {
     return rest_[i];
   }
   void push_entry(Entry&& e);
-  Entry pop_entry();
+  void drop_front() noexcept;  // destroys entry(0)
 
   void increment_pending(std::size_t size);
   void decrement_pending(std::size_t size, bool notify);

@@ -36,12 +36,20 @@ class ReadinessWait final : public asio::detail::reactor_op {
   ReadinessWait& operator=(const ReadinessWait&) = delete;
 
   // Prepares the next wait: callback(target, ec) runs on the loop when it completes (ec is
-  // operation_aborted when the descriptor closes first).
-  void prepare(std::shared_ptr<void> keep_alive, void* target, Callback callback) noexcept {
+  // operation_aborted when the descriptor closes first). owner() gives what the pending wait
+  // keeps alive (the channel); it is called only when the wait holds nothing: a wait prepared
+  // again from its own completion callback (a reader re-arming after a read) keeps the reference
+  // it completed with, without touching the reference count.
+  template <class Owner>
+  void prepare(Owner&& owner, void* target, Callback callback) {
     ec_ = asio::error_code();
-    keep_alive_ = std::move(keep_alive);
     target_ = target;
     callback_ = callback;
+    if (completing_) {
+      rearmed_ = true;
+    } else {
+      keep_alive_ = owner();
+    }
   }
 
   // After completion: the peer may have shut down its output (EPOLLRDHUP, EPOLLHUP or EPOLLERR
@@ -61,6 +69,8 @@ class ReadinessWait final : public asio::detail::reactor_op {
 
   asio::detail::reactor::per_descriptor_data state_ = nullptr;
   bool peer_closed_ = false;
+  bool completing_ = false;  // the callback runs: a new prepare reuses the reference
+  bool rearmed_ = false;     // prepared again while completing_
   std::shared_ptr<void> keep_alive_;
   void* target_ = nullptr;
   Callback callback_ = nullptr;
