@@ -23,6 +23,33 @@ if(TRELLIS_SANITIZE)
   endif()
 endif()
 
+# Link-time optimisation of release builds (GCC). A request crosses many small functions in four
+# libraries (pipeline hops, codec, transport); LTO inlines across them and lays the hot code out
+# more densely: the HTTP example server runs 6% fewer instructions and takes 23% fewer
+# instruction-cache misses per request (docs/design.md). The libraries are compiled to fat LTO
+# objects (intermediate code and machine code), so that the examples and benchmarks link them
+# with LTO while the test suites link the machine code without it (fast links), and so that an
+# installed library works for consumers linking either way.
+option(TRELLIS_LTO "Link-time optimisation for Release builds with GCC" ON)
+set(TRELLIS_LTO_ACTIVE OFF)
+if(TRELLIS_LTO AND CMAKE_BUILD_TYPE STREQUAL "Release" AND NOT TRELLIS_SANITIZE
+   AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  include(CheckIPOSupported)
+  check_ipo_supported(RESULT _trellis_ipo OUTPUT _trellis_ipo_output LANGUAGES CXX)
+  if(_trellis_ipo)
+    set(TRELLIS_LTO_ACTIVE ON)
+  else()
+    message(STATUS "trellis: link-time optimisation unavailable: ${_trellis_ipo_output}")
+  endif()
+endif()
+
+# trellis_lto(TARGET): links an executable with link-time optimisation when it is on.
+function(trellis_lto target)
+  if(TRELLIS_LTO_ACTIVE)
+    set_property(TARGET ${target} PROPERTY INTERPROCEDURAL_OPTIMIZATION ON)
+  endif()
+endfunction()
+
 # trellis_module(NAME [DEPS targets...]) declares trellis_NAME (alias trellis::NAME) from
 # NAME/src/*.cpp with public headers in NAME/include.
 function(trellis_module name)
@@ -37,6 +64,10 @@ function(trellis_module name)
   target_link_libraries(trellis_${name} PUBLIC ${ARG_DEPS})
   target_link_libraries(trellis_${name} PRIVATE $<BUILD_INTERFACE:trellis_warnings>)
   target_link_libraries(trellis_${name} PUBLIC $<BUILD_INTERFACE:trellis_sanitize>)
+  if(TRELLIS_LTO_ACTIVE)
+    # Fat objects: CMake's own IPO property would make slim ones (-fno-fat-lto-objects).
+    target_compile_options(trellis_${name} PRIVATE -flto=auto -ffat-lto-objects)
+  endif()
   set_property(GLOBAL APPEND PROPERTY TRELLIS_MODULES trellis_${name})
 endfunction()
 
