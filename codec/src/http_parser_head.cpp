@@ -103,7 +103,10 @@ void HttpParser::parse_request_line(std::string_view line, RequestHeadParts& req
   const std::size_t sp2 = detail::find_non_target_char(p, sp1 + 1, n);
   if (sp2 == sp1 + 1 || sp2 == n || p[sp2] != ' ') reject_request_line(line);
   request.method = HttpMethod::of(line.substr(0, sp1));
-  request.target.assign(p + sp1 + 1, sp2 - sp1 - 1);
+  // clear + append: assign() goes through the general _M_replace (it must allow for aliasing),
+  // ~40 instructions more for a short target.
+  request.target.clear();
+  request.target.append(p + sp1 + 1, sp2 - sp1 - 1);
   request.version = parse_version(line.substr(sp2 + 1));
 }
 
