@@ -1,7 +1,7 @@
 // HTTP/1.1 codec micro-benchmarks: parse a typical ~300-byte browser GET and a 10-header POST
 // (the bare parser, whole or in two reads, and the whole HttpServerCodec on an EmbeddedChannel),
 // encode a response, and run the HTTP echo example's whole pipeline (codec, keep-alive,
-// expect-continue, aggregator, handler) on wrk's requests, one per read or 16 pipelined.
+// aggregator, handler) on wrk's requests, one per read or 16 pipelined.
 // allocs_per_op counts operator-new calls per request.
 #include <benchmark/benchmark.h>
 

@@ -6,15 +6,39 @@
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/channel_handler_context.hpp>
 
+#include "http_expectation.hpp"
+
 namespace trellis::http {
 
 void HttpObjectAggregator::channel_read(ChannelHandlerContext& ctx, Message msg) {
-  if (msg.is<HttpRequest>()) {
-    request_ = msg.take<HttpRequest>();
+  if (auto* head = msg.try_get<HttpRequest>()) {
     response_.reset();
+    request_.reset();
     pieces_.clear();
     size_ = 0;
     discarding_ = false;
+    // As Netty's aggregator: the expectation is answered here (100 Continue, or 417/413), and a
+    // body announced over the limit is refused before any of it is read.
+    if (!detail::answer_expectation(ctx, head->version, head->headers, max_content_length_)) {
+      discarding_ = true;
+      return;
+    }
+    const std::int64_t length = detail::content_length_of(head->headers);
+    if (length > 0 && static_cast<std::uint64_t>(length) > max_content_length_) {
+      discarding_ = true;
+      detail::refuse_and_close(ctx, 413);
+      return;
+    }
+    request_ = msg.take<HttpRequest>();
+    return;
+  }
+  if (auto* full = msg.try_get<FullHttpRequest>()) {
+    // Already whole (a bodiless request from the decoder): only its expectation, if any.
+    if (full->headers.contains(HeaderId::kExpect) &&
+        !detail::answer_expectation(ctx, full->version, full->headers, max_content_length_)) {
+      return;
+    }
+    ctx.fire_channel_read(std::move(msg));
     return;
   }
   if (msg.is<HttpResponse>()) {
@@ -95,14 +119,7 @@ void HttpObjectAggregator::oversized(ChannelHandlerContext& ctx) {
   discarding_ = true;
   if (request_) {
     request_.reset();
-    FullHttpResponse response;
-    response.status.code = 413;
-    response.headers.add(HeaderId::kConnection, "close");
-    response.headers.add(HeaderId::kContentLength, "0");
-    auto done = ctx.new_promise();
-    ctx.write_and_flush(Message(std::move(response)), done);
-    done.future().add_listener(
-        [&channel = ctx.channel()](const Future<void>&) { channel.close(); });
+    detail::refuse_and_close(ctx, 413);
     return;
   }
   response_.reset();

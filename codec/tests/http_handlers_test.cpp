@@ -324,6 +324,120 @@ TEST_CASE("an unknown expectation is refused with 417 and the request dropped") 
   CHECK_FALSE(ch.is_active());
 }
 
+namespace {
+// An aggregator behind an encoder (no Date), as a server pipeline without an expect-continue
+// handler has it.
+struct AggregatingServer {
+  EmbeddedChannel ch;
+  explicit AggregatingServer(std::size_t max = 16)
+      : ch{std::make_shared<HttpResponseEncoder>(no_date()),
+           std::make_shared<HttpObjectAggregator>(max)} {}
+  static HttpResponseEncoder::Options no_date() {
+    HttpResponseEncoder::Options options;
+    options.add_date_header = false;
+    return options;
+  }
+};
+
+HttpRequest upload(std::string expect, std::size_t length, HttpVersion v = kHttp11) {
+  auto req = get("/upload", v);
+  req.method = HttpMethod::kPost;
+  if (!expect.empty()) req.headers.add(header::kExpect, expect);
+  req.headers.add(header::kContentLength, std::to_string(length));
+  return req;
+}
+}  // namespace
+
+TEST_CASE("the aggregator answers 100-continue itself and aggregates the body that follows") {
+  AggregatingServer server;
+  server.ch.write_inbound(upload("100-Continue", 5));
+  CHECK(testing::drain_outbound_bytes(server.ch) == "HTTP/1.1 100 Continue\r\n\r\n");
+  CHECK_FALSE(server.ch.read_inbound<Message>());
+  server.ch.write_inbound(LastHttpContent{ByteBuf::from("hello"), {}});
+  auto full = server.ch.read_inbound<FullHttpRequest>();
+  REQUIRE(full);
+  CHECK(full->content.to_string() == "hello");
+  CHECK_FALSE(full->headers.contains(HeaderId::kExpect));  // answered: not for the application
+  CHECK(server.ch.is_active());
+}
+
+TEST_CASE("the aggregator refuses 100-continue with 413 when the announced body is too big") {
+  AggregatingServer server(4);
+  // The body sent anyway (with the head, before the refusal closes) is dropped.
+  server.ch.write_inbound(upload("100-continue", 5), LastHttpContent{ByteBuf::from("hello"), {}});
+  const auto wire = testing::drain_outbound_bytes(server.ch);
+  CHECK(wire.rfind("HTTP/1.1 413 Content Too Large\r\n", 0) == 0);  // and no 100 before it
+  CHECK(wire.find("Connection: close") != std::string::npos);
+  CHECK_FALSE(server.ch.read_inbound<Message>());
+  server.ch.run_pending_tasks();
+  CHECK_FALSE(server.ch.is_active());
+}
+
+TEST_CASE("the aggregator refuses an unknown expectation with 417 and drops the request") {
+  AggregatingServer server;
+  server.ch.write_inbound(upload("teapot", 4), LastHttpContent{ByteBuf::from("body"), {}});
+  CHECK_FALSE(server.ch.read_inbound<Message>());
+  CHECK(testing::drain_outbound_bytes(server.ch).rfind("HTTP/1.1 417 Expectation Failed\r\n", 0) ==
+        0);
+  server.ch.run_pending_tasks();
+  CHECK_FALSE(server.ch.is_active());
+}
+
+TEST_CASE("the aggregator ignores an HTTP/1.0 expectation and drops the field") {
+  AggregatingServer server;
+  server.ch.write_inbound(upload("100-continue", 2, kHttp10),
+                          LastHttpContent{ByteBuf::from("hi"), {}});
+  CHECK(testing::drain_outbound_bytes(server.ch).empty());
+  auto full = server.ch.read_inbound<FullHttpRequest>();
+  REQUIRE(full);
+  CHECK(full->content.to_string() == "hi");
+  CHECK_FALSE(full->headers.contains(HeaderId::kExpect));
+}
+
+TEST_CASE("the aggregator refuses a body announced over the limit before reading any of it") {
+  AggregatingServer server(4);
+  server.ch.write_inbound(upload("", 5));  // the head alone: refused before a byte of body
+  const auto wire = testing::drain_outbound_bytes(server.ch);
+  CHECK(wire.rfind("HTTP/1.1 413 Content Too Large\r\n", 0) == 0);
+  CHECK_FALSE(server.ch.read_inbound<Message>());
+  server.ch.run_pending_tasks();
+  CHECK_FALSE(server.ch.is_active());
+}
+
+TEST_CASE("the aggregator answers the expectation of an already whole request") {
+  AggregatingServer server;
+  FullHttpRequest full;
+  full.method = HttpMethod::kGet;
+  full.target = "/";
+  full.headers.add(header::kHost, "h");
+  full.headers.add(header::kExpect, "100-continue");
+  server.ch.write_inbound(std::move(full));
+  CHECK(testing::drain_outbound_bytes(server.ch) == "HTTP/1.1 100 Continue\r\n\r\n");
+  auto passed = server.ch.read_inbound<FullHttpRequest>();
+  REQUIRE(passed);
+  CHECK_FALSE(passed->headers.contains(HeaderId::kExpect));
+  FullHttpRequest odd;
+  odd.method = HttpMethod::kGet;
+  odd.target = "/";
+  odd.headers.add(header::kHost, "h");
+  odd.headers.add(header::kExpect, "teapot");
+  server.ch.write_inbound(std::move(odd));
+  CHECK_FALSE(server.ch.read_inbound<Message>());
+  CHECK(testing::drain_outbound_bytes(server.ch).rfind("HTTP/1.1 417 Expectation Failed\r\n", 0) ==
+        0);
+}
+
+TEST_CASE("behind an expect-continue handler the aggregator sees no expectation: one 100 only") {
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(AggregatingServer::no_date()),
+                     std::make_shared<HttpServerExpectContinueHandler>(),
+                     std::make_shared<HttpObjectAggregator>(16)};
+  ch.write_inbound(upload("100-continue", 2), LastHttpContent{ByteBuf::from("ok"), {}});
+  CHECK(testing::drain_outbound_bytes(ch) == "HTTP/1.1 100 Continue\r\n\r\n");
+  auto full = ch.read_inbound<FullHttpRequest>();
+  REQUIRE(full);
+  CHECK(full->content.to_string() == "ok");
+}
+
 TEST_CASE("status lines: standard ones for both versions, unknown codes, custom phrases") {
   HttpResponseEncoder::Options options;
   options.add_date_header = false;

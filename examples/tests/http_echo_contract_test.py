@@ -88,6 +88,33 @@ def main():
                               "--data-binary", "@-", f"{base}/big"], input=big,
                              capture_output=True, timeout=20)
         check("Expect: 100-continue and a 300 KB body", out.stdout == big, len(out.stdout))
+        # The interim 100 comes before the body is sent (not after curl's one-second wait), and
+        # a body announced over the server's limit (1 MiB) is refused without being invited.
+        with socket.create_connection((HOST, port), timeout=5) as s:
+            s.sendall(b"POST /e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                      b"Content-Length: 5\r\n\r\n")
+            interim = b""
+            while not interim.endswith(b"\r\n\r\n"):
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                interim += chunk
+            check("Expect: 100-continue answered before the body",
+                  interim == b"HTTP/1.1 100 Continue\r\n\r\n", interim)
+            s.sendall(b"hello")
+            final = b""
+            while not final.endswith(b"hello"):
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                final += chunk
+            check("then the body echoed", final.startswith(b"HTTP/1.1 200") and
+                  final.endswith(b"hello"), final)
+        refused = raw_exchange(port, b"POST /e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                                     b"Content-Length: 2000000\r\n\r\n")
+        check("a body announced over the limit: 413, not 100",
+              refused.startswith(b"HTTP/1.1 413") and b"100 Continue" not in refused and
+              b"Connection: close" in refused, refused[:200])
 
         # http.client: keep-alive over one connection, HTTP/1.0, Connection: close
         conn = http.client.HTTPConnection(HOST, port, timeout=5)

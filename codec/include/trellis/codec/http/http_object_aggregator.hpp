@@ -1,7 +1,10 @@
 // HttpObjectAggregator: joins a head and its body pieces into one FullHttpRequest (server side)
 // or FullHttpResponse (client side), up to max_content_length bytes. A request body over the
-// limit is answered with 413 and Connection: close, then the connection closes; a response over
-// it fails with TooLongFrameError.
+// limit (announced by Content-Length, or found while reading) is answered with 413 and
+// Connection: close, then the connection closes; a response over it fails with
+// TooLongFrameError. As Netty's, it answers a request's expectation itself, as
+// HttpServerExpectContinueHandler does (100 Continue, 417 for an unknown one), and refuses a
+// 100-continue request whose announced body is over the limit with 413 instead of inviting it.
 #pragma once
 
 #include <cstddef>

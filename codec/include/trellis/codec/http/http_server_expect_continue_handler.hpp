@@ -14,8 +14,6 @@ class HttpServerExpectContinueHandler : public ChannelInboundHandler {
   void channel_read(ChannelHandlerContext& ctx, Message msg) override;
 
  private:
-  // Returns false when the request was refused (417) and must be dropped with its body.
-  bool handle_expectation(ChannelHandlerContext& ctx, HttpVersion version, HttpHeaders& headers);
   bool discarding_ = false;
 };
 

@@ -1,0 +1,52 @@
+// Expect handling for servers (see http_expectation.hpp).
+#include "http_expectation.hpp"
+
+#include <charconv>
+
+#include <trellis/pipeline/channel.hpp>
+
+namespace trellis::http::detail {
+
+void refuse_and_close(ChannelHandlerContext& ctx, std::uint16_t status) {
+  FullHttpResponse refused;
+  refused.status.code = status;
+  refused.headers.add(HeaderId::kConnection, "close");
+  refused.headers.add(HeaderId::kContentLength, "0");
+  auto done = ctx.new_promise();
+  ctx.write_and_flush(Message(std::move(refused)), done);
+  done.future().add_listener([&channel = ctx.channel()](const Future<void>&) { channel.close(); });
+}
+
+std::int64_t content_length_of(const HttpHeaders& headers) noexcept {
+  const auto text = headers.get(HeaderId::kContentLength);
+  if (!text) return -1;
+  std::int64_t value = -1;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size()) return -1;
+  return value;
+}
+
+bool answer_expectation(ChannelHandlerContext& ctx, HttpVersion version, HttpHeaders& headers,
+                        std::uint64_t max_content_length) {
+  const auto expect = headers.get(HeaderId::kExpect);
+  if (!expect) return true;
+  const bool continue_expected = iequals(*expect, "100-continue");
+  headers.remove(header::kExpect);  // answered here, or ignored: nobody after us acts on it
+  if (version == kHttp10) return true;
+  if (!continue_expected) {
+    refuse_and_close(ctx, 417);
+    return false;
+  }
+  const std::int64_t length = content_length_of(headers);
+  if (length > 0 && static_cast<std::uint64_t>(length) > max_content_length) {
+    refuse_and_close(ctx, 413);  // no 100: the client must not send what would be refused
+    return false;
+  }
+  HttpResponse interim;
+  interim.status.code = 100;
+  ctx.write(Message(std::move(interim)));
+  ctx.write_and_flush(Message(LastHttpContent{}));
+  return true;
+}
+
+}  // namespace trellis::http::detail

@@ -1,0 +1,31 @@
+// Expect handling for servers (RFC 9110 §10.1.1), shared by HttpServerExpectContinueHandler and
+// HttpObjectAggregator (which, as Netty's, answers expectations itself), and the refusal both
+// send when a request cannot be served.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include <trellis/codec/http/http_message.hpp>
+#include <trellis/pipeline/channel_handler_context.hpp>
+
+namespace trellis::http::detail {
+
+// Answers the expectation of a request head, if any. "100-continue" gets an interim
+// "100 Continue" so that the client sends the body, unless the Content-Length it announces is
+// over max_content_length (then 413); any other expectation gets 417. A refusal closes the
+// connection once written. HTTP/1.0 expectations are ignored, as the RFC requires. The Expect
+// field is removed whenever there was one. Returns false when the request was refused: it and
+// its body must be dropped.
+bool answer_expectation(
+    ChannelHandlerContext& ctx, HttpVersion version, HttpHeaders& headers,
+    std::uint64_t max_content_length = std::numeric_limits<std::uint64_t>::max());
+
+// Writes a bodiless `status` response with Connection: close and closes the connection once it
+// is written.
+void refuse_and_close(ChannelHandlerContext& ctx, std::uint16_t status);
+
+// The value of a (parser-validated) Content-Length field, or -1 when there is none.
+std::int64_t content_length_of(const HttpHeaders& headers) noexcept;
+
+}  // namespace trellis::http::detail
