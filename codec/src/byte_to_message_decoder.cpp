@@ -53,7 +53,14 @@ void ByteToMessageDecoder::channel_read(ChannelHandlerContext& ctx, Message msg)
   Out& out = pooled.list();
   try {
     const std::int64_t pending_at = stream_position(cumulation_);
-    cumulation_ = cumulator_(ctx.alloc(), std::move(cumulation_), msg.take<ByteBuf>());
+    if (!cumulation_.is_readable() &&
+        (cumulator_ == &merge_cumulator || cumulator_ == &composite_cumulator)) {
+      // Nothing pending (the usual case: the last read was decoded whole): both built-in
+      // cumulators would return the new buffer itself, so take it without the call.
+      cumulation_ = std::move(msg.get<ByteBuf>());
+    } else {
+      cumulation_ = cumulator_(ctx.alloc(), std::move(cumulation_), msg.take<ByteBuf>());
+    }
     base_offset_ = pending_at - static_cast<std::int64_t>(cumulation_.reader_index());
     call_decode(ctx, cumulation_, out);
   } catch (...) {
