@@ -346,6 +346,16 @@ HttpRequest upload(std::string expect, std::size_t length, HttpVersion v = kHttp
   req.headers.add(header::kContentLength, std::to_string(length));
   return req;
 }
+
+// A bodiless request as the decoder makes it with full_bodiless_requests.
+FullHttpRequest whole_get_expecting(std::string expect) {
+  FullHttpRequest full;
+  full.method = HttpMethod::kGet;
+  full.target = "/";
+  full.headers.add(header::kHost, "h");
+  full.headers.add(header::kExpect, expect);
+  return full;
+}
 }  // namespace
 
 TEST_CASE("the aggregator answers 100-continue itself and aggregates the body that follows") {
@@ -406,22 +416,12 @@ TEST_CASE("the aggregator refuses a body announced over the limit before reading
 
 TEST_CASE("the aggregator answers the expectation of an already whole request") {
   AggregatingServer server;
-  FullHttpRequest full;
-  full.method = HttpMethod::kGet;
-  full.target = "/";
-  full.headers.add(header::kHost, "h");
-  full.headers.add(header::kExpect, "100-continue");
-  server.ch.write_inbound(std::move(full));
+  server.ch.write_inbound(whole_get_expecting("100-continue"));
   CHECK(testing::drain_outbound_bytes(server.ch) == "HTTP/1.1 100 Continue\r\n\r\n");
   auto passed = server.ch.read_inbound<FullHttpRequest>();
   REQUIRE(passed);
   CHECK_FALSE(passed->headers.contains(HeaderId::kExpect));
-  FullHttpRequest odd;
-  odd.method = HttpMethod::kGet;
-  odd.target = "/";
-  odd.headers.add(header::kHost, "h");
-  odd.headers.add(header::kExpect, "teapot");
-  server.ch.write_inbound(std::move(odd));
+  server.ch.write_inbound(whole_get_expecting("teapot"));
   CHECK_FALSE(server.ch.read_inbound<Message>());
   CHECK(testing::drain_outbound_bytes(server.ch).rfind("HTTP/1.1 417 Expectation Failed\r\n", 0) ==
         0);

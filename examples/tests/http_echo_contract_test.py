@@ -49,6 +49,17 @@ def raw_exchange(port, data, timeout=5.0):
         return b"".join(chunks)
 
 
+def recv_until(s, suffix):
+    """Reads from socket s until what came ends with suffix (or the peer closes)."""
+    data = b""
+    while not data.endswith(suffix):
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 def curl(port, *args):
     out = subprocess.run(["curl", "-s", "--max-time", "5", *args],
                          capture_output=True, timeout=15)
@@ -93,21 +104,11 @@ def main():
         with socket.create_connection((HOST, port), timeout=5) as s:
             s.sendall(b"POST /e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
                       b"Content-Length: 5\r\n\r\n")
-            interim = b""
-            while not interim.endswith(b"\r\n\r\n"):
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                interim += chunk
+            interim = recv_until(s, b"\r\n\r\n")
             check("Expect: 100-continue answered before the body",
                   interim == b"HTTP/1.1 100 Continue\r\n\r\n", interim)
             s.sendall(b"hello")
-            final = b""
-            while not final.endswith(b"hello"):
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                final += chunk
+            final = recv_until(s, b"hello")
             check("then the body echoed", final.startswith(b"HTTP/1.1 200") and
                   final.endswith(b"hello"), final)
         refused = raw_exchange(port, b"POST /e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"

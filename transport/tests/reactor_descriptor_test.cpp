@@ -149,6 +149,19 @@ struct Rearming {
   }
 };
 
+// A registered socket pair and a Rearming wait on it that re-arms once.
+struct RearmingFixture {
+  asio::io_context io;
+  Pair pair;
+  ReactorDescriptor descriptor{io};
+  Rearming r;
+  RearmingFixture() {
+    descriptor.assign(pair.local);
+    r.descriptor = &descriptor;
+    r.rearms_left = 1;
+  }
+};
+
 void run_until(asio::io_context& io, const std::function<bool()>& done) {
   for (int i = 0; i < 1000 && !done(); ++i) {
     io.restart();
@@ -160,13 +173,11 @@ void run_until(asio::io_context& io, const std::function<bool()>& done) {
 }  // namespace
 
 TEST_CASE("a wait re-armed from its own callback keeps its reference instead of taking another") {
-  asio::io_context io;
-  Pair pair;
-  ReactorDescriptor descriptor(io);
-  descriptor.assign(pair.local);
-  Rearming r;
-  r.descriptor = &descriptor;
-  r.rearms_left = 1;
+  RearmingFixture f;
+  auto& io = f.io;
+  auto& pair = f.pair;
+  auto& descriptor = f.descriptor;
+  auto& r = f.r;
   r.start();
   CHECK(r.owner_requests == 1);
   CHECK(r.owner.use_count() == 2);  // the pending wait holds the owner
@@ -194,13 +205,9 @@ TEST_CASE("a wait re-armed from its own callback keeps its reference instead of 
 }
 
 TEST_CASE("a wait re-armed from its callback and aborted by a close releases its reference") {
-  asio::io_context io;
-  Pair pair;
-  ReactorDescriptor descriptor(io);
-  descriptor.assign(pair.local);
-  Rearming r;
-  r.descriptor = &descriptor;
-  r.rearms_left = 1;
+  RearmingFixture f;
+  auto& io = f.io;
+  auto& r = f.r;
   r.close_on_rearm = true;
   r.start();
   run_until(io, [&] { return r.completions == 2; });
