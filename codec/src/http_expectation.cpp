@@ -26,8 +26,7 @@ std::int64_t content_length_of(const HttpHeaders& headers) noexcept {
   return value;
 }
 
-bool answer_expectation(ChannelHandlerContext& ctx, HttpVersion version, HttpHeaders& headers,
-                        std::uint64_t max_content_length) {
+bool answer_expectation(ChannelHandlerContext& ctx, HttpVersion version, HttpHeaders& headers) {
   const auto expect = headers.get(HeaderId::kExpect);
   if (!expect) return true;
   const bool continue_expected = iequals(*expect, "100-continue");
@@ -35,11 +34,6 @@ bool answer_expectation(ChannelHandlerContext& ctx, HttpVersion version, HttpHea
   if (version == kHttp10) return true;
   if (!continue_expected) {
     refuse_and_close(ctx, 417);
-    return false;
-  }
-  const std::int64_t length = content_length_of(headers);
-  if (length > 0 && static_cast<std::uint64_t>(length) > max_content_length) {
-    refuse_and_close(ctx, 413);  // no 100: the client must not send what would be refused
     return false;
   }
   HttpResponse interim;

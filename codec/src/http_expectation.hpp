@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 
 #include <trellis/codec/http/http_message.hpp>
 #include <trellis/pipeline/channel_handler_context.hpp>
@@ -12,14 +11,12 @@
 namespace trellis::http::detail {
 
 // Answers the expectation of a request head, if any. "100-continue" gets an interim
-// "100 Continue" so that the client sends the body, unless the Content-Length it announces is
-// over max_content_length (then 413); any other expectation gets 417. A refusal closes the
-// connection once written. HTTP/1.0 expectations are ignored, as the RFC requires. The Expect
-// field is removed whenever there was one. Returns false when the request was refused: it and
-// its body must be dropped.
-bool answer_expectation(
-    ChannelHandlerContext& ctx, HttpVersion version, HttpHeaders& headers,
-    std::uint64_t max_content_length = std::numeric_limits<std::uint64_t>::max());
+// "100 Continue" so that the client sends the body; any other expectation gets 417, and the
+// connection closes once that is written. HTTP/1.0 expectations are ignored, as the RFC
+// requires. The Expect field is removed whenever there was one. Returns false when the request
+// was refused: it and its body must be dropped. (A handler with a body limit refuses an
+// announced body over it first, so that it is not invited.)
+bool answer_expectation(ChannelHandlerContext& ctx, HttpVersion version, HttpHeaders& headers);
 
 // Writes a bodiless `status` response with Connection: close and closes the connection once it
 // is written.

@@ -17,16 +17,17 @@ void HttpObjectAggregator::channel_read(ChannelHandlerContext& ctx, Message msg)
     pieces_.clear();
     size_ = 0;
     discarding_ = false;
-    // As Netty's aggregator: the expectation is answered here (100 Continue, or 417/413), and a
-    // body announced over the limit is refused before any of it is read.
-    if (!detail::answer_expectation(ctx, head->version, head->headers, max_content_length_)) {
-      discarding_ = true;
-      return;
-    }
+    // A body announced over the limit is refused before any of it is read (and, with
+    // 100-continue, before it is invited); then, as Netty's aggregator, the expectation is
+    // answered here.
     const std::int64_t length = detail::content_length_of(head->headers);
     if (length > 0 && static_cast<std::uint64_t>(length) > max_content_length_) {
       discarding_ = true;
       detail::refuse_and_close(ctx, 413);
+      return;
+    }
+    if (!detail::answer_expectation(ctx, head->version, head->headers)) {
+      discarding_ = true;
       return;
     }
     request_ = msg.take<HttpRequest>();
@@ -35,7 +36,7 @@ void HttpObjectAggregator::channel_read(ChannelHandlerContext& ctx, Message msg)
   if (auto* full = msg.try_get<FullHttpRequest>()) {
     // Already whole (a bodiless request from the decoder): only its expectation, if any.
     if (full->headers.contains(HeaderId::kExpect) &&
-        !detail::answer_expectation(ctx, full->version, full->headers, max_content_length_)) {
+        !detail::answer_expectation(ctx, full->version, full->headers)) {
       return;
     }
     ctx.fire_channel_read(std::move(msg));
