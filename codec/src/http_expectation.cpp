@@ -18,11 +18,16 @@ void refuse_and_close(ChannelHandlerContext& ctx, std::uint16_t status) {
 }
 
 std::int64_t content_length_of(const HttpHeaders& headers) noexcept {
-  const auto text = headers.get(HeaderId::kContentLength);
-  if (!text) return -1;
+  const auto field = headers.get(HeaderId::kContentLength);
+  if (!field) return -1;
+  // The parser accepted the field only if all its values are the same number ("5, 5"): the
+  // first one is the length.
+  std::string_view text = *field;
+  text = text.substr(0, text.find(','));
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
   std::int64_t value = -1;
-  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || end != text->data() + text->size()) return -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return -1;
   return value;
 }
 

@@ -22,7 +22,8 @@ bool answer_expectation(ChannelHandlerContext& ctx, HttpVersion version, HttpHea
 // is written.
 void refuse_and_close(ChannelHandlerContext& ctx, std::uint16_t status);
 
-// The value of a (parser-validated) Content-Length field, or -1 when there is none.
+// The length a (parser-validated) Content-Length field gives, also in its list form ("5, 5"),
+// or -1 when there is none or it is not a number.
 std::int64_t content_length_of(const HttpHeaders& headers) noexcept;
 
 }  // namespace trellis::http::detail

@@ -414,6 +414,16 @@ TEST_CASE("the aggregator refuses a body announced over the limit before reading
   CHECK_FALSE(server.ch.is_active());
 }
 
+TEST_CASE("the aggregator reads an announced length given as a list of equal values") {
+  // RFC 9110 §8.6 lets a recipient accept "5, 5" (the parser does): the limit applies to it.
+  AggregatingServer server(4);
+  auto req = upload("100-continue", 5);
+  req.headers.set(header::kContentLength, "5 , 5");
+  server.ch.write_inbound(std::move(req));
+  CHECK(testing::drain_outbound_bytes(server.ch).rfind("HTTP/1.1 413 Content Too Large\r\n", 0) ==
+        0);
+}
+
 TEST_CASE("the aggregator answers the expectation of an already whole request") {
   AggregatingServer server;
   server.ch.write_inbound(whole_get_expecting("100-continue"));
