@@ -56,6 +56,13 @@ void Channel::write_and_flush(Message&& msg, ChannelPromise promise) {
   pipeline_.write_and_flush(std::move(msg), std::move(promise));
 }
 
+Future<void> Channel::shutdown_output() {
+  Promise<void> refused(loop_);
+  refused.set_exception(
+      std::make_exception_ptr(IllegalStateError("this channel cannot shut its output down")));
+  return refused.future();
+}
+
 void Channel::on_unhandled_inbound_message(Message&& msg) {
   spdlog::debug(
       "[id: 0x{}] discarded inbound message of type {} that reached the tail of the pipeline; "

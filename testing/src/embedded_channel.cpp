@@ -1,6 +1,8 @@
 // The embedded test channel (see embedded_channel.hpp).
 #include <trellis/testing/embedded_channel.hpp>
 
+#include <trellis/pipeline/channel_events.hpp>
+
 #include <spdlog/spdlog.h>
 
 namespace trellis {
@@ -26,6 +28,14 @@ void EmbeddedChannel::register_channel() {
 void EmbeddedChannel::ensure_open() {
   if (!is_open()) {
     record(std::make_exception_ptr(ClosedChannelError()));
+    check_exception();
+  }
+}
+
+void EmbeddedChannel::ensure_input_open() {
+  ensure_open();
+  if (input_shutdown_) {
+    record(std::make_exception_ptr(ClosedChannelError("input is shut down")));
     check_exception();
   }
 }
@@ -70,6 +80,47 @@ void EmbeddedChannel::set_writable(bool writable) {
   peer_reading_ = writable;
   if (auto* out = unsafe().outbound_buffer()) out->set_user_defined_writability(writable);
   if (writable) unsafe().write_flushed();
+}
+
+Future<void> EmbeddedChannel::shutdown_output() {
+  Promise<void> done(&embedded_loop_);
+  if (!is_active()) {
+    done.set_exception(std::make_exception_ptr(ClosedChannelError()));
+    return done.future();
+  }
+  if (!output_shutdown_) {
+    output_shutdown_ = true;
+    if (auto* out = unsafe().outbound_buffer()) {
+      out->fail_flushed(std::make_exception_ptr(ClosedChannelError("output is shut down")), true);
+    }
+    pipeline().fire_user_event_triggered(Message(ChannelOutputShutdownEvent{}));
+    if (input_shutdown_ && is_active()) Channel::close();
+  }
+  done.set_value();
+  run_pending_tasks();
+  return done.future();
+}
+
+void EmbeddedChannel::shutdown_input() {
+  if (!is_active() || input_shutdown_) return;
+  if (!allow_half_closure_) {
+    close();
+    check_exception();
+    return;
+  }
+  input_shutdown_ = true;
+  read_pending_ = false;
+  pipeline().fire_user_event_triggered(Message(ChannelInputShutdownEvent{}));
+  if (is_active())
+    pipeline().fire_user_event_triggered(Message(ChannelInputShutdownReadComplete{}));
+  if (output_shutdown_ && is_active()) Channel::close();
+  run_pending_tasks();
+  check_exception();
+}
+
+Message EmbeddedChannel::filter_outbound_message(Message&& msg) {
+  if (output_shutdown_) throw ClosedChannelError("output is shut down");
+  return std::move(msg);
 }
 
 void EmbeddedChannel::close() {

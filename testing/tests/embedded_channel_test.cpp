@@ -294,3 +294,70 @@ TEST_CASE("bind and connect complete and set the addresses") {
   CHECK(d.is_success());
   CHECK_FALSE(ch.is_open());
 }
+
+TEST_CASE("shutdown_output fails queued and later writes and fires the event; input stays open") {
+  EmbeddedChannel ch;
+  ch.set_writable(false);  // the peer does not read: a flushed write stays queued
+  auto queued = ch.new_promise();
+  ch.write_and_flush(Message(std::string("queued")), queued);
+  CHECK_FALSE(queued.is_done());
+  auto done = ch.shutdown_output();
+  REQUIRE(done.is_done());
+  CHECK(done.is_success());
+  CHECK(ch.is_output_shutdown());
+  CHECK((queued.is_done() && queued.cause() != nullptr));
+  auto later = ch.new_promise();
+  ch.write_and_flush(Message(std::string("later")), later);
+  CHECK((later.is_done() && later.cause() != nullptr));
+  REQUIRE(ch.user_events().size() == 1);
+  CHECK(ch.user_events().front().is<ChannelOutputShutdownEvent>());
+  CHECK(ch.is_active());
+  CHECK(ch.write_inbound(std::string("still read")));
+  CHECK(ch.read_inbound<std::string>() == "still read");
+}
+
+TEST_CASE("shutdown_input closes without half-closure and fires the input events with it") {
+  SUBCASE("without half-closure") {
+    EmbeddedChannel ch;
+    ch.shutdown_input();
+    CHECK_FALSE(ch.is_open());
+  }
+  SUBCASE("with half-closure, then the output too") {
+    EmbeddedChannel ch;
+    ch.set_allow_half_closure(true);
+    ch.shutdown_input();
+    CHECK(ch.is_active());
+    CHECK(ch.is_input_shutdown());
+    REQUIRE(ch.user_events().size() == 2);
+    CHECK(ch.user_events().front().is<ChannelInputShutdownEvent>());
+    CHECK_THROWS_AS(ch.write_inbound(1), ClosedChannelError);
+    ch.shutdown_output();
+    CHECK_FALSE(ch.is_open());  // both halves shut: closed, as a socket
+  }
+}
+
+TEST_CASE("a channel that cannot half-close fails shutdown_output with IllegalStateError") {
+  // The base class's answer, seen through a Channel reference to a transport that keeps it.
+  class NoHalfClose final : public Channel {
+   public:
+    explicit NoHalfClose(EventExecutor& loop) : Channel(loop) {}
+    bool is_open() const override { return true; }
+    bool is_active() const override { return true; }
+    std::optional<SocketAddress> local_address() const override { return std::nullopt; }
+    std::optional<SocketAddress> remote_address() const override { return std::nullopt; }
+
+   protected:
+    void do_bind(const SocketAddress&) override {}
+    void do_connect(const SocketAddress&, const std::optional<SocketAddress>&,
+                    ChannelPromise) override {}
+    void do_close() override {}
+    void do_begin_read() override {}
+    void do_write(ChannelOutboundBuffer&) override {}
+  };
+  EmbeddedEventLoop loop;
+  NoHalfClose ch(loop);
+  auto f = ch.shutdown_output();
+  REQUIRE(f.is_done());
+  CHECK_THROWS_AS(f.get(), IllegalStateError);
+  CHECK_FALSE(ch.is_output_shutdown());
+}

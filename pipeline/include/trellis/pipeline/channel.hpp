@@ -98,6 +98,13 @@ class Channel {
   // Completes (successfully) when the channel has closed.
   Future<void> close_future() const { return close_promise_.future(); }
 
+  // Half-close: shuts the output down (a TCP FIN) while the input stays open, from any thread.
+  // Flushed writes not yet sent and later writes fail with ClosedChannelError; the pipeline sees
+  // ChannelOutputShutdownEvent. Channels that cannot half-close (the default) fail the future
+  // with IllegalStateError, so a caller can fall back to close().
+  virtual Future<void> shutdown_output();
+  virtual bool is_output_shutdown() const noexcept { return false; }
+
   AttributeMap& attributes() noexcept { return attributes_; }
   template <class T>
   T* attr(const AttributeKey<T>& key) const {

@@ -69,7 +69,7 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel
   // first exception that reached the tail. True when something can be read inbound.
   template <class... Ms>
   bool write_inbound(Ms&&... msgs) {
-    ensure_open();
+    ensure_input_open();
     (write_one_inbound(Message(std::forward<Ms>(msgs))), ...);
     return flush_inbound();
   }
@@ -116,6 +116,18 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel
   // fires) and flushed writes stay queued; true writes them and restores writability.
   void set_writable(bool writable);
 
+  // --- half-close ---------------------------------------------------------------------------
+  // As a socket's: flushed writes still queued fail, later writes fail, and
+  // ChannelOutputShutdownEvent is fired; the input stays open.
+  Future<void> shutdown_output() override;
+  bool is_output_shutdown() const noexcept override { return output_shutdown_; }
+  // The peer shut its output down: with allow_half_closure, ChannelInputShutdownEvent (the
+  // decoders' end of input) and later inbound writes are refused; without it, the channel closes
+  // (as a socket does at EOF).
+  void shutdown_input();
+  void set_allow_half_closure(bool on) noexcept { allow_half_closure_ = on; }
+  bool is_input_shutdown() const noexcept { return input_shutdown_; }
+
   // --- life cycle ---------------------------------------------------------------------------
   // Closes the channel: fires channel_inactive then channel_unregistered, fails queued writes
   // and cancels the loop's scheduled tasks.
@@ -158,6 +170,7 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel
   void do_deregister() override;
   void do_begin_read() override;
   void do_write(ChannelOutboundBuffer& out) override;
+  Message filter_outbound_message(Message&& msg) override;
 
   void on_unhandled_inbound_message(Message&& msg) override;
   void on_unhandled_inbound_exception(std::exception_ptr error) override;
@@ -174,6 +187,7 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel
 
   void write_one_inbound(Message&& msg);
   void ensure_open();
+  void ensure_input_open();
   void record(std::exception_ptr error) { exceptions_.push_back(std::move(error)); }
   [[noreturn]] static void throw_wrong_type(const char* what, std::string_view wanted,
                                             std::string_view held);
@@ -200,6 +214,9 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel
   std::size_t checked_ = 0;
   std::optional<std::size_t> budget_;
   bool peer_reading_ = true;
+  bool output_shutdown_ = false;
+  bool input_shutdown_ = false;
+  bool allow_half_closure_ = false;
   bool read_pending_ = false;
   bool reading_ = false;
   SocketAddress local_ = SocketAddress::embedded("embedded");

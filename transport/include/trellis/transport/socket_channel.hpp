@@ -53,8 +53,8 @@ class SocketChannel final : public Channel,
   std::optional<SocketAddress> remote_address() const override;
 
   // Shuts the output down (sends FIN) from any thread; pending writes fail.
-  Future<void> shutdown_output();
-  bool is_output_shutdown() const noexcept { return output_shutdown_.load(); }
+  Future<void> shutdown_output() override;
+  bool is_output_shutdown() const noexcept override { return output_shutdown_.load(); }
   bool is_input_shutdown() const noexcept { return input_shutdown_.load(); }
   // With half-closure allowed, a peer's FIN fires ChannelInputShutdownEvent instead of closing.
   void set_allow_half_closure(bool on) noexcept { allow_half_closure_.store(on); }
