@@ -53,12 +53,20 @@ void DelimiterBasedFrameDecoder::decode(ChannelHandlerContext& ctx, ByteBuf& in,
   std::size_t min_frame_length = std::numeric_limits<std::size_t>::max();
   const std::string* min_delim = nullptr;
   for (const auto& d : delimiters_) {
-    const std::size_t at = bytes.find(d);
+    // No delimiter lies wholly in the first scanned_ bytes: one of d.size() bytes starts at
+    // scanned_ - (d.size() - 1) at the earliest. So each read looks at the new bytes (and that
+    // overlap) only, and the earliest delimiter is still the one found.
+    const std::size_t from = scanned_ >= d.size() ? scanned_ - (d.size() - 1) : 0;
+    bytes_examined_ += bytes.size() - from;
+    const std::size_t at = bytes.find(d, from);
     if (at != std::string_view::npos && at < min_frame_length) {
       min_frame_length = at;
       min_delim = &d;
     }
   }
+  // Every branch below either consumes up to a delimiter or everything, or waits for more bytes
+  // with all of them searched.
+  scanned_ = min_delim == nullptr ? bytes.size() : 0;
   if (min_delim != nullptr) {
     const std::size_t delim_length = min_delim->size();
     if (discarding_too_long_frame_) {
@@ -90,12 +98,14 @@ void DelimiterBasedFrameDecoder::decode(ChannelHandlerContext& ctx, ByteBuf& in,
       const std::int64_t position = stream_position(in);
       too_long_frame_length_ = in.readable_bytes();
       in.skip_bytes(in.readable_bytes());
+      scanned_ = 0;
       discarding_too_long_frame_ = true;
       if (fail_fast_) fail(0, position);
     }
   } else {
     too_long_frame_length_ += in.readable_bytes();
     in.skip_bytes(in.readable_bytes());
+    scanned_ = 0;
   }
 }
 

@@ -23,6 +23,8 @@ enum CharClass : std::uint8_t {
   kTchar = 1,       // token characters (RFC 9110 §5.6.2)
   kFieldChar = 2,   // field-vchar, SP, HTAB, obs-text (RFC 9110 §5.5): no other control, no DEL
   kTargetChar = 4,  // the visible ASCII of a request-target: 0x21..0x7e
+  kHostChar = 8,    // unreserved / sub-delims (RFC 3986 §2.2-2.3): a reg-name but for "%" HH
+  kHexDigit = 16,
 };
 
 inline constexpr std::array<std::uint8_t, 256> kCharClasses = [] {
@@ -31,9 +33,13 @@ inline constexpr std::array<std::uint8_t, 256> kCharClasses = [] {
     const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
     bool tchar = alnum;
     for (char s : std::string_view("!#$%&'*+-.^_`|~")) tchar = tchar || c == s;
+    bool reg_name = alnum;
+    for (char s : std::string_view("-._~!$&'()*+,;=")) reg_name = reg_name || c == s;
+    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
     t[c] = static_cast<std::uint8_t>((tchar ? kTchar : 0) |
                                      ((c == '\t' || (c >= 0x20 && c != 0x7f)) ? kFieldChar : 0) |
-                                     ((c > 0x20 && c < 0x7f) ? kTargetChar : 0));
+                                     ((c > 0x20 && c < 0x7f) ? kTargetChar : 0) |
+                                     (reg_name ? kHostChar : 0) | (hex ? kHexDigit : 0));
   }
   return t;
 }();

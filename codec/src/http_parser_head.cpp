@@ -3,7 +3,12 @@
 // the body framing the fields select. RFC 9112 references in comments.
 #include <trellis/codec/http/http_parser.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "http_chars.hpp"
@@ -12,6 +17,7 @@ namespace trellis::http {
 
 namespace {
 
+using detail::has_class;
 using detail::is_field_char;
 using detail::is_ows;
 using detail::is_tchar;
@@ -38,6 +44,65 @@ void for_each_element(std::string_view list, Fn&& fn) {
   }
 }
 
+// IPv6address (RFC 3986 §3.2.2: the text forms of RFC 4291), by inet_pton on a NUL-terminated
+// copy. No zone identifier: RFC 6874 allows one in a URI for a local client, never on the wire.
+bool is_ipv6_address(std::string_view s) noexcept {
+  char text[INET6_ADDRSTRLEN];  // the longest form, "ffff:(6 groups):255.255.255.255", and a NUL
+  if (s.empty() || s.size() >= sizeof(text)) return false;
+  std::memcpy(text, s.data(), s.size());
+  text[s.size()] = '\0';
+  in6_addr address;
+  return inet_pton(AF_INET6, text, &address) == 1;
+}
+
+// IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ) (RFC 3986 §3.2.2).
+bool is_ipv_future(std::string_view s) noexcept {
+  if (s.size() < 4 || (s[0] != 'v' && s[0] != 'V')) return false;
+  const std::size_t dot = detail::find_not_in_class(s.data(), 1, s.size(), detail::kHexDigit);
+  if (dot == 1 || dot + 1 >= s.size() || s[dot] != '.') return false;
+  return std::all_of(s.begin() + static_cast<std::ptrdiff_t>(dot) + 1, s.end(),
+                     [](char c) { return has_class(c, detail::kHostChar) || c == ':'; });
+}
+
+// Host = uri-host [ ":" port ] (RFC 9112 §3.2; RFC 3986 §3.2.2-3.2.3), OWS already trimmed. An
+// empty value is valid (RFC 9112 §3.2: a target without an authority). Two choices stricter than
+// RFC 3986's grammar, both forms no correct client sends: a ":" port needs a host before it (RFC
+// 9110 §4.2.1 rejects an http URI with an empty host), and digits after it (RFC 3986 allows an
+// empty port but says to omit its ":", and a proxy and a server could read "h:" differently).
+// A port is at most 65535, leading zeros allowed.
+bool is_valid_host(std::string_view v) noexcept {
+  const char* p = v.data();
+  const std::size_t n = v.size();
+  if (n == 0) return true;
+  std::size_t i = 0;
+  if (p[0] == '[') {
+    // IP-literal = "[" ( IPv6address / IPvFuture ) "]"
+    const std::size_t close = v.find(']');
+    if (close == std::string_view::npos) return false;
+    const std::string_view literal = v.substr(1, close - 1);
+    const bool future = !literal.empty() && (literal[0] == 'v' || literal[0] == 'V');
+    if (!(future ? is_ipv_future(literal) : is_ipv6_address(literal))) return false;
+    i = close + 1;
+  } else {
+    // reg-name = *( unreserved / pct-encoded / sub-delims ); an IPv4address is one as well.
+    i = detail::find_not_in_class(p, 0, n, detail::kHostChar);
+    while (i + 2 < n && p[i] == '%' && has_class(p[i + 1], detail::kHexDigit) &&
+           has_class(p[i + 2], detail::kHexDigit)) {
+      i = detail::find_not_in_class(p, i + 3, n, detail::kHostChar);
+    }
+    if (i == 0) return false;
+  }
+  if (i == n) return true;
+  if (p[i] != ':' || i + 1 == n) return false;
+  std::uint32_t port = 0;
+  for (++i; i < n; ++i) {
+    if (p[i] < '0' || p[i] > '9') return false;
+    port = port * 10 + static_cast<std::uint32_t>(p[i] - '0');
+    if (port > 65535) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 HttpParser::FramingFields HttpParser::framing_fields(const HttpHeaders& headers) noexcept {
@@ -46,6 +111,7 @@ HttpParser::FramingFields HttpParser::framing_fields(const HttpHeaders& headers)
     switch (headers.id_at(i)) {
       case HeaderId::kHost:
         ++framing.hosts;
+        framing.host = i;
         break;
       case HeaderId::kTransferEncoding:
         framing.has_te = true;
@@ -210,6 +276,9 @@ void HttpParser::frame_request_body(HttpVersion version, const HttpHeaders& head
   const auto framing = framing_fields(headers);
   if (framing.hosts > 1) fail(400, "more than one Host header");
   if (framing.hosts == 0 && version == kHttp11) fail(400, "HTTP/1.1 request without Host");
+  if (framing.hosts == 1 && !is_valid_host(headers[framing.host].value)) {
+    fail(400, "invalid Host header");
+  }
   if (version == kHttp10 && framing.has_te) {
     // RFC 9112 §6.1: framing an HTTP/1.0 message by Transfer-Encoding cannot be trusted.
     fail(400, "Transfer-Encoding in an HTTP/1.0 request");

@@ -30,6 +30,18 @@ void check_safe(const HttpHeaders& headers) {
   if (has_unsafe_field(headers)) throw_unsafe();
 }
 
+// reason-phrase = *( HTAB / SP / VCHAR / obs-text ) (RFC 9112 §4): a CR or LF an application
+// echoed into a custom reason would split the response.
+void check_reason(std::string_view reason) {
+  for (const char c : reason) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t') || u == 0x7f) {
+      throw codec::EncoderError(
+          "reason phrase with CR, LF, NUL or another control (response splitting refused)");
+    }
+  }
+}
+
 bool is_chunked(const HttpHeaders& headers) {
   return headers.contains_token(HeaderId::kTransferEncoding, "chunked");
 }
@@ -119,8 +131,12 @@ void HttpResponseEncoder::encode_head(ChannelHandlerContext& ctx, ByteBuf& out, 
                                       std::size_t min_capacity) {
   // One pass: room for the most the head can take, then the fields are written and looked at
   // together. The fields the encoder adds are written, not added to the message.
-  const std::string_view standard_line =
-      status.reason.empty() ? standard_status_line(version, status.code) : std::string_view();
+  std::string_view standard_line;
+  if (status.reason.empty()) {
+    standard_line = standard_status_line(version, status.code);
+  } else {
+    check_reason(status.reason);  // before anything is written; the standard line needs none
+  }
   const std::string_view reason = standard_line.empty() ? status.reason_phrase() : "";
   const std::size_t body_bytes = inline_body ? inline_body->readable_bytes() : 0;
   constexpr std::size_t kDateLine = 64;    // "Date: " + 29 characters (or more) + CRLF

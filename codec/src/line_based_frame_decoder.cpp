@@ -14,6 +14,7 @@ LineBasedFrameDecoder::LineBasedFrameDecoder(std::size_t max_length, bool strip_
 
 std::int64_t LineBasedFrameDecoder::find_end_of_line(const ByteBuf& in) {
   const std::size_t total = in.readable_bytes();
+  bytes_examined_ += total - offset_;
   std::int64_t i = in.index_of(in.reader_index() + offset_, in.writer_index(), '\n');
   if (i >= 0) {
     offset_ = 0;

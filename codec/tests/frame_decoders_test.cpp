@@ -1,6 +1,7 @@
 // Tests of the frame decoders against Netty's documented behaviour: every
 // LengthFieldBasedFrameDecoder javadoc example (split at every byte by the verifier), lines with
-// "\n" and "\r\n", delimiters, fixed lengths, limits with and without fail_fast.
+// "\n" and "\r\n", delimiters, fixed lengths, limits with and without fail_fast, and the
+// work of a search staying linear when a frame trickles in.
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -14,6 +15,16 @@
 #include <trellis/testing/decoder_verifier.hpp>
 #include <trellis/testing/doctest_helpers.hpp>
 
+namespace trellis::codec {
+// Reads the search counters of the decoders (which befriend it for these tests).
+struct FrameScanProbe {
+  static std::uint64_t examined(const LineBasedFrameDecoder& d) { return d.bytes_examined_; }
+  static std::uint64_t examined(const DelimiterBasedFrameDecoder& d) {
+    return d.bytes_examined_ + (d.line_decoder_ ? d.line_decoder_->bytes_examined_ : 0);
+  }
+};
+}  // namespace trellis::codec
+
 namespace {
 
 using trellis::ByteBuf;
@@ -21,6 +32,7 @@ using trellis::EmbeddedChannel;
 using trellis::codec::DecoderError;
 using trellis::codec::DelimiterBasedFrameDecoder;
 using trellis::codec::FixedLengthFrameDecoder;
+using trellis::codec::FrameScanProbe;
 using trellis::codec::LengthFieldBasedFrameDecoder;
 using trellis::codec::LineBasedFrameDecoder;
 using trellis::codec::TooLongFrameError;
@@ -38,6 +50,17 @@ trellis::testing::DecoderFactory make(Args... args) {
 }
 
 const std::string kHello = "HELLO, WORLD";
+
+// Feeds input to ch one byte per read.
+void trickle(EmbeddedChannel& ch, std::string_view input) {
+  for (const char c : input) ch.write_inbound(ByteBuf::from(std::string_view(&c, 1)));
+}
+
+// The next inbound frame, or "<none>" (a helper so that a 64 KiB mismatch is not printed).
+std::string next_frame(EmbeddedChannel& ch) {
+  auto frame = ch.read_inbound<ByteBuf>();
+  return frame ? frame->to_string() : "<none>";
+}
 
 }  // namespace
 
@@ -238,6 +261,29 @@ TEST_CASE("LineBasedFrameDecoder with StringDecoder gives strings") {
   CHECK(ch.read_inbound<std::string>() == "world");
 }
 
+TEST_CASE("LineBasedFrameDecoder looks at each byte of a line fed one byte at a time once") {
+  constexpr std::size_t kLength = 64 * 1024;
+  const std::string line = std::string(kLength / 2, 'x') + "\r" + std::string(kLength / 2, 'y');
+  const std::string input = line + "\r\n" + line + "\n";
+  for (const bool through_delimiters : {false, true}) {
+    CAPTURE(through_delimiters);
+    // The limit counts the bytes waiting for the rest of a delimiter, the "\r" of "\r\n".
+    auto line_decoder = std::make_shared<LineBasedFrameDecoder>(line.size() + 1);
+    auto delimiter_decoder = std::make_shared<DelimiterBasedFrameDecoder>(
+        line.size() + 1, trellis::codec::line_delimiter());
+    std::shared_ptr<trellis::ChannelHandler> decoder = line_decoder;
+    if (through_delimiters) decoder = delimiter_decoder;
+    EmbeddedChannel ch{decoder};
+    trickle(ch, input);
+    CHECK(next_frame(ch) == line);
+    CHECK(next_frame(ch) == line);
+    TRELLIS_CHECK_NO_MORE_INBOUND(ch);
+    const auto examined = through_delimiters ? FrameScanProbe::examined(*delimiter_decoder)
+                                             : FrameScanProbe::examined(*line_decoder);
+    CHECK(examined <= input.size());
+  }
+}
+
 // --- DelimiterBasedFrameDecoder ----------------------------------------------------------------
 
 TEST_CASE("DelimiterBasedFrameDecoder splits at any delimiter, the earliest frame first") {
@@ -293,6 +339,71 @@ TEST_CASE("DelimiterBasedFrameDecoder rejects a too long frame that arrived whol
                   trellis::InvalidArgumentError);
   CHECK_THROWS_AS(DelimiterBasedFrameDecoder(4, std::vector<std::string>{""}),
                   trellis::InvalidArgumentError);
+}
+
+TEST_CASE(
+    "DelimiterBasedFrameDecoder looks at the bytes of a trickling frame a bounded number "
+    "of times") {
+  // Each read searches the new byte and, for a delimiter of n bytes, the n - 1 before it where
+  // the delimiter may have begun: at most 7 + 1 looks per byte here (it was the whole
+  // cumulation per read, quadratic in the frame).
+  constexpr std::size_t kLength = 64 * 1024;
+  auto decoder = std::make_shared<DelimiterBasedFrameDecoder>(
+      kLength + 6, std::vector<std::string>{"--END--", "|"});  // room for "--END-" to wait
+  EmbeddedChannel ch{decoder};
+  std::string frame(kLength, 'x');
+  frame.replace(1000, 6, "--END-");  // almost a delimiter
+  const std::string input = frame + "--END--" + frame + "|";
+  trickle(ch, input);
+  CHECK(next_frame(ch) == frame);
+  CHECK(next_frame(ch) == frame);
+  TRELLIS_CHECK_NO_MORE_INBOUND(ch);
+  CHECK(FrameScanProbe::examined(*decoder) <= input.size() * (7 + 1));
+}
+
+TEST_CASE(
+    "DelimiterBasedFrameDecoder still ends a frame at the earliest delimiter when a long one "
+    "began in bytes searched by an earlier read") {
+  EmbeddedChannel ch{
+      std::make_shared<DelimiterBasedFrameDecoder>(64, std::vector<std::string>{">", "<end>"})};
+  CHECK_FALSE(ch.write_inbound(ByteBuf::from("ab<en")));
+  // ">" is the first delimiter in the new bytes, but "<end>" began two bytes in.
+  CHECK(ch.write_inbound(ByteBuf::from("d>cd>ef")));
+  TRELLIS_CHECK_INBOUND_STRING(ch, "ab");
+  TRELLIS_CHECK_INBOUND_STRING(ch, "cd");
+  TRELLIS_CHECK_NO_MORE_INBOUND(ch);
+  // The reader index moved (and read bytes may be discarded) before the next frame's delimiter.
+  CHECK_FALSE(ch.write_inbound(ByteBuf::from("g<e")));
+  CHECK_FALSE(ch.write_inbound(ByteBuf::from("n")));
+  CHECK(ch.write_inbound(ByteBuf::from("d>")));
+  TRELLIS_CHECK_INBOUND_STRING(ch, "efg");
+  TRELLIS_CHECK_NO_MORE_INBOUND(ch);
+  // Every split, several delimiter lengths and orders. Only delimiters that end on the same byte
+  // as one begun earlier: were a short one to end first, a stream cut right after it would give
+  // the short frame (as in Netty), and no one answer would hold for every split.
+  using Delimiters = std::vector<std::string>;
+  TRELLIS_CHECK_DECODER(
+      verify_frame_decoder(make<DelimiterBasedFrameDecoder>(64, Delimiters{">", "<end>", "##"}),
+                           "ab<end>cd>e##f<en<end>g#>", {"ab", "cd", "e", "f<en", "g#"}));
+  TRELLIS_CHECK_DECODER(
+      verify_frame_decoder(make<DelimiterBasedFrameDecoder>(64, false, Delimiters{"<end>", ">"}),
+                           "ab<end>cd>", {"ab<end>", "cd>"}));
+  TRELLIS_CHECK_DECODER(verify_frame_decoder(
+      make<DelimiterBasedFrameDecoder>(64, Delimiters{"ab", "b"}), "xabybab", {"x", "y", ""}));
+}
+
+TEST_CASE("DelimiterBasedFrameDecoder searches a frame from its start after a discarded one") {
+  // A too long frame resets the search: a delimiter that began in discarded bytes does not count,
+  // and the next frame is searched whole.
+  EmbeddedChannel ch{
+      std::make_shared<DelimiterBasedFrameDecoder>(4, std::vector<std::string>{"<end>"})};
+  CHECK_FALSE(ch.write_inbound(ByteBuf::from("ab")));
+  CHECK_THROWS_AS(ch.write_inbound(ByteBuf::from("cde<e")), TooLongFrameError);
+  CHECK_FALSE(ch.write_inbound(ByteBuf::from("nd>")));
+  CHECK_FALSE(ch.write_inbound(ByteBuf::from("<end>ok<e")));  // the end of the discarded frame
+  CHECK(ch.write_inbound(ByteBuf::from("nd>")));
+  TRELLIS_CHECK_INBOUND_STRING(ch, "ok");
+  TRELLIS_CHECK_NO_MORE_INBOUND(ch);
 }
 
 // --- FixedLengthFrameDecoder -------------------------------------------------------------------

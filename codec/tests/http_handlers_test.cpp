@@ -504,3 +504,50 @@ TEST_CASE("a refused response leaves the responses held before and after it inta
         "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na"
         "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb");
 }
+
+TEST_CASE("a reason phrase with CR, LF, NUL or another control is refused and writes nothing") {
+  HttpResponseEncoder::Options options;
+  options.add_date_header = false;
+  const std::string bad[] = {"OK\r\nSet-Cookie: x",
+                             "OK\nX: y",
+                             "OK\r",
+                             std::string("O\0K", 3),
+                             "O\x01K",
+                             "O\x1fK",
+                             "O\x7fK",
+                             std::string(300, 'r') + "\r\nSet-Cookie: x"};  // too long to be held
+  for (const auto& reason : bad) {
+    CAPTURE(reason);
+    auto encoder = std::make_shared<HttpResponseEncoder>(options);
+    EmbeddedChannel ch{encoder};
+    FullHttpResponse a;
+    a.content = ByteBuf::from("a");
+    ch.write(Message(std::move(a)));
+    const std::size_t held = encoder->held_bytes();
+    FullHttpResponse evil;
+    evil.status = {200, reason};
+    evil.content = ByteBuf::from("evil");
+    ch.write(Message(std::move(evil)));
+    CHECK_THROWS_AS(ch.check_exception(), trellis::codec::EncoderError);
+    CHECK(encoder->held_bytes() == held);  // the held buffer's writer index did not move
+    CHECK(ch.outbound_messages().empty());
+    HttpResponse head_only;  // the path of a head whose body follows: refused the same
+    head_only.status = {200, reason};
+    ch.write(Message(std::move(head_only)));
+    CHECK_THROWS_AS(ch.check_exception(), trellis::codec::EncoderError);
+    FullHttpResponse b;
+    b.content = ByteBuf::from("b");
+    ch.write(Message(std::move(b)));
+    ch.flush();
+    CHECK(testing::drain_outbound_bytes(ch) ==
+          "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na"
+          "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb");
+  }
+  // HTAB, SP and obs-text are reason-phrase characters (RFC 9112 §4).
+  EmbeddedChannel ch{std::make_shared<HttpResponseEncoder>(options)};
+  FullHttpResponse fine;
+  fine.status = {200, "All\tfine, caf\xc3\xa9"};
+  ch.write_outbound(std::move(fine));
+  CHECK(testing::drain_outbound_bytes(ch) ==
+        "HTTP/1.1 200 All\tfine, caf\xc3\xa9\r\nContent-Length: 0\r\n\r\n");
+}

@@ -339,3 +339,102 @@ TEST_CASE("parse_request_head fills the caller's parts once the head is whole") 
   }
   CHECK_THROWS_AS(strict.parse(no_host), HttpParseError);  // the parser stays failed
 }
+
+namespace {
+// What each way of parsing a request with this Host value says: the error message ("" when the
+// head is accepted) of parse() on one buffer, of parse() fed byte by byte, and of
+// parse_request_head (the decoder's full_bodiless_requests path) on one buffer and byte by byte.
+std::vector<std::string> host_outcomes(std::string_view host) {
+  const std::string wire = "GET / HTTP/1.1\r\nHost: " + std::string(host) + "\r\n\r\n";
+  auto outcome = [](auto&& run) -> std::string {
+    try {
+      run();
+    } catch (const HttpParseError& e) {
+      return std::to_string(e.status()) + " " + e.what();
+    }
+    return "";
+  };
+  auto head_parts = [](FullHttpRequest& full) {
+    return [&full] {
+      return HttpParser::RequestHeadParts{full.method, full.target, full.version, full.headers};
+    };
+  };
+  return {
+      outcome([&] { parse_all(wire); }),
+      outcome([&] { parse_bytewise(wire); }),
+      outcome([&] {
+        HttpParser parser(HttpParser::Kind::kRequest);
+        FullHttpRequest full;
+        auto in = ByteBuf::from(wire);
+        const bool parsed = parser.parse_request_head(in, head_parts(full));  // may throw
+        REQUIRE(parsed);
+      }),
+      outcome([&] {
+        HttpParser parser(HttpParser::Kind::kRequest);
+        FullHttpRequest full;
+        ByteBuf in = ByteBuf::from("");
+        bool parsed = false;
+        for (char c : wire) {
+          REQUIRE_FALSE(parsed);
+          in.write_string(std::string_view(&c, 1));
+          parsed = parser.parse_request_head(in, head_parts(full));
+        }
+        REQUIRE(parsed);
+      }),
+  };
+}
+}  // namespace
+
+TEST_CASE("a Host that is not uri-host [\":\" port] is 400, however the head arrives") {
+  const std::string_view bad[] = {
+      "bad host",     "a b",         "user@host",   "h@",      "host:port-not-a-number",
+      "h:8o",         "h:+80",       "h:-1",        "h:99999", "h:65536",
+      "h:",           "h::80",       ":80",         "h:80:80", "%zz",
+      "%2",           "a%",          "a%g0",        "a/b",     "a?b",
+      "a#b",          "a\"b",        "a<b",         "[::1",    "::1",
+      "[::1]x",       "[::1]:",      "[::1]:99999", "[zz::1]", "[1:2:3:4:5:6:7:8:9]",
+      "[::1%25eth0]", "[127.0.0.1]", "[]",          "[v1]",    "[v.x]",
+      "[vz.x]",       "[v1.]",       "[v1.x y]",    "h]",      "caf\xc3\xa9",
+      "a\tb"};
+  for (const auto host : bad) {
+    CAPTURE(host);
+    for (const auto& outcome : host_outcomes(host)) {
+      CHECK(outcome.rfind("400 invalid Host header", 0) == 0);
+    }
+  }
+}
+
+TEST_CASE("a Host of reg-name, IPv4 or IP literal with an optional port up to 65535 is accepted") {
+  const std::string_view good[] = {"example.com",
+                                   "example.com:8080",
+                                   "127.0.0.1:80",
+                                   "127.0.0.1",
+                                   "999.1.1.1",  // not an IPv4address, so a reg-name
+                                   "[::1]:8080",
+                                   "[::1]",
+                                   "[2001:DB8::ff00:42:8329]",
+                                   "[::ffff:192.0.2.1]:443",
+                                   "[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]",
+                                   "[v1.x]",
+                                   "[V1F.a:b!$&'()*+,;=-._~]",
+                                   "",
+                                   "a%20b",
+                                   "%C3%A9",
+                                   "xn--bcher-kva.example",
+                                   "h:0",
+                                   "h:65535",
+                                   "h:00080",
+                                   "!$&'()*+,;=-._~"};
+  for (const auto host : good) {
+    CAPTURE(host);
+    for (const auto& outcome : host_outcomes(host)) CHECK(outcome == "");
+  }
+  // Optional whitespace around the value is not part of it.
+  CHECK(error_status("GET / HTTP/1.1\r\nHost: \t example.com:80 \t\r\n\r\n") == 0);
+}
+
+TEST_CASE("HTTP/1.0 needs no Host, but one it sends is validated") {
+  CHECK(error_status("GET / HTTP/1.0\r\n\r\n") == 0);
+  CHECK(error_status("GET / HTTP/1.0\r\nHost: example.com\r\n\r\n") == 0);
+  CHECK(error_status("GET / HTTP/1.0\r\nHost: bad host\r\n\r\n") == 400);
+}

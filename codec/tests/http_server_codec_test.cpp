@@ -372,3 +372,19 @@ TEST_CASE("full_bodiless_requests: the same events and the same rejections at ev
     CHECK(with == run(bad, split, false));
   }
 }
+
+TEST_CASE("an invalid Host is answered 400 and closed, with or without full_bodiless_requests") {
+  for (const bool full : {false, true}) {
+    CAPTURE(full);
+    HttpRequestDecoderOptions options;
+    options.full_bodiless_requests = full;
+    EmbeddedChannel ch{std::make_shared<HttpServerCodec>(HttpParserLimits{}, no_date(), options)};
+    ch.write_inbound(ByteBuf::from("GET / HTTP/1.1\r\nHost: user@host\r\n\r\n"));
+    const auto wire = testing::drain_outbound_bytes(ch);
+    CHECK(wire.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    CHECK(wire.find("Connection: close\r\n") != std::string::npos);
+    ch.run_pending_tasks();
+    CHECK_FALSE(ch.is_active());
+    CHECK_FALSE(ch.read_inbound<Message>());
+  }
+}

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,8 @@ class DelimiterBasedFrameDecoder : public ByteToMessageDecoder {
   void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
 
  private:
+  friend struct FrameScanProbe;  // frame_decoders_test.cpp reads bytes_examined_; nothing else
+
   void fail(std::size_t frame_length, std::int64_t position) const;
 
   std::vector<std::string> delimiters_;
@@ -45,6 +48,12 @@ class DelimiterBasedFrameDecoder : public ByteToMessageDecoder {
   bool fail_fast_;
   bool discarding_too_long_frame_ = false;
   std::size_t too_long_frame_length_ = 0;
+  // Bytes after the reader index already searched without finding a delimiter: an offset from
+  // the reader index, not an index (ByteToMessageDecoder may discard read bytes between calls).
+  std::size_t scanned_ = 0;
+  // Bytes handed to the delimiter searches so far: what the tests check stays linear in the
+  // input (one add per search).
+  std::uint64_t bytes_examined_ = 0;
   // Set when the delimiters are exactly the line delimiters: the faster line decoder does it.
   std::unique_ptr<LineBasedFrameDecoder> line_decoder_;
 };

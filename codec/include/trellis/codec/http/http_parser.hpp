@@ -131,6 +131,7 @@ class HttpParser {
   // The fields that decide how a body is framed, counted in one pass over the ids.
   struct FramingFields {
     std::size_t hosts = 0;
+    std::size_t host = 0;  // the index of the (last) Host field
     bool has_te = false;
     bool has_cl = false;
   };
