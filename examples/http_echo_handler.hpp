@@ -62,7 +62,8 @@ class HttpEchoHandler : public SimpleChannelInboundHandler<FullHttpRequest> {
 };
 
 // The whole server pipeline of one connection.
-inline void init_http_echo_pipeline(Channel& ch, std::size_t max_body = 1 << 20) {
+inline void init_http_echo_pipeline(Channel& ch, std::size_t max_body = 1 << 20,
+                                    const HttpServerTimeouts& timeouts = {}) {
   static const auto echo = std::make_shared<HttpEchoHandler>();
   // The aggregator below makes every request a FullHttpRequest: bodiless ones are made so by
   // the decoder already, one message instead of a head and an empty last content.
@@ -70,7 +71,7 @@ inline void init_http_echo_pipeline(Channel& ch, std::size_t max_body = 1 << 20)
   decoder_options.full_bodiless_requests = true;
   ch.pipeline().add_last(
       "codec", std::make_shared<HttpServerCodec>(HttpParserLimits{}, HttpResponseEncoder::Options{},
-                                                 decoder_options));
+                                                 decoder_options, timeouts));
   ch.pipeline().add_last("keep-alive", std::make_shared<HttpServerKeepAliveHandler>());
   // The aggregator answers Expect: 100-continue itself (as Netty's does), and refuses a body
   // announced over max_body with 413 before it is sent: no HttpServerExpectContinueHandler.

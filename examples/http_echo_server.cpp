@@ -2,7 +2,10 @@
 // any other request gets its request line and headers back (see http_echo_handler.hpp).
 //
 //   http_echo_server [--host H] [--port P] [--threads N]     (default 127.0.0.1:8080)
+//                    [--header-timeout-ms N] [--body-timeout-ms N] [--idle-timeout-ms N]
 //
+// The timeouts bound how long a client may take over a request head (default 30 s), leave a
+// request body without sending (60 s) and keep an idle connection (60 s); 0 turns one off.
 // --port 0 picks a free port; the "listening on" line tells which. SIGINT/SIGTERM stop it.
 #include <csignal>
 #include <cstdio>
@@ -18,17 +21,35 @@ int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
   int port = 8080;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  for (int i = 1; i + 1 < argc; i += 2) {
+  trellis::http::HttpServerTimeouts timeouts;
+  auto usage = [&] {
+    std::fprintf(stderr,
+                 "usage: %s [--host H] [--port P] [--threads N] [--header-timeout-ms N] "
+                 "[--body-timeout-ms N] [--idle-timeout-ms N]\n",
+                 argv[0]);
+    return 2;
+  };
+  for (int i = 1; i < argc; i += 2) {
     std::string flag = argv[i];
+    if (i + 1 >= argc) return usage();  // every flag takes a value
+    char* end = nullptr;
+    const long number = std::strtol(argv[i + 1], &end, 10);
+    const bool numeric = end != argv[i + 1] && *end == '\0' && number >= 0;
+    if (flag != "--host" && !numeric) return usage();
     if (flag == "--host") {
       host = argv[i + 1];
     } else if (flag == "--port") {
       port = std::atoi(argv[i + 1]);
     } else if (flag == "--threads") {
       threads = static_cast<unsigned>(std::max(1, std::atoi(argv[i + 1])));
+    } else if (flag == "--header-timeout-ms") {
+      timeouts.header_timeout = std::chrono::milliseconds(number);
+    } else if (flag == "--body-timeout-ms") {
+      timeouts.body_timeout = std::chrono::milliseconds(number);
+    } else if (flag == "--idle-timeout-ms") {
+      timeouts.idle_timeout = std::chrono::milliseconds(number);
     } else {
-      std::fprintf(stderr, "usage: %s [--host H] [--port P] [--threads N]\n", argv[0]);
-      return 2;
+      return usage();
     }
   }
 
@@ -45,8 +66,9 @@ int main(int argc, char** argv) {
   bootstrap.group(acceptor, workers)
       .channel<trellis::ServerSocketChannel>()
       .option(trellis::channel_option::so_reuseaddr, true)
-      .child_handler(trellis::ChannelInitializer::from(
-          [](trellis::Channel& ch) { examples::init_http_echo_pipeline(ch); }));
+      .child_handler(trellis::ChannelInitializer::from([timeouts](trellis::Channel& ch) {
+        examples::init_http_echo_pipeline(ch, 1 << 20, timeouts);
+      }));
 
   std::shared_ptr<trellis::Channel> server;
   try {

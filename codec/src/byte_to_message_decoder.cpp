@@ -82,11 +82,31 @@ void ByteToMessageDecoder::after_read(ChannelHandlerContext& ctx, Out& out) {
   fire_out(ctx, out);
 }
 
+void ByteToMessageDecoder::decode_pending(ChannelHandlerContext& ctx) {
+  if (!cumulation_.is_readable()) return;
+  detail::PooledMessageList pooled;
+  Out& out = pooled.list();
+  const bool fired_before = fired_channel_read_;
+  fired_channel_read_ = false;
+  auto finish = [&] {
+    after_read(ctx, out);
+    if (fired_channel_read_) ctx.fire_channel_read_complete();
+    fired_channel_read_ = fired_before;
+  };
+  try {
+    call_decode(ctx, cumulation_, out);
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
+}
+
 void ByteToMessageDecoder::channel_read_complete(ChannelHandlerContext& ctx) {
   num_reads_ = 0;
   discard_some_read_bytes();
   // Nothing came out of this read and nobody else will ask: ask for more bytes ourselves.
-  if (!fired_channel_read_ && !ctx.channel().config().auto_read()) ctx.read();
+  if (!fired_channel_read_ && !input_held_ && !ctx.channel().config().auto_read()) ctx.read();
   fired_channel_read_ = false;
   ctx.fire_channel_read_complete();
 }

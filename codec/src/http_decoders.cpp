@@ -3,6 +3,7 @@
 
 #include <trellis/codec/http/http_head_writer.hpp>
 #include <trellis/codec/http/http_response_encoder.hpp>
+#include <trellis/codec/http/http_server_codec.hpp>
 #include <trellis/pipeline/byte_buf_allocator.hpp>
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/channel_handler_context.hpp>
@@ -24,30 +25,113 @@ void push_event(HttpParser::Event&& e, Out& out) {
 }  // namespace
 
 void HttpRequestDecoder::decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) {
-  if (failed_) {
-    in.skip_bytes(in.readable_bytes());  // the connection is closing: ignore the rest
+  if (input_ != Input::kOpen) {
+    discarded_ += in.readable_bytes();  // no more requests: the rest is not for anyone
+    in.skip_bytes(in.readable_bytes());
     return;
   }
   try {
     // Every event available now, so that each decode() call consumes what it reports (an empty
     // last content right after a head consumes nothing of its own).
     for (;;) {
-      if (options_.full_bodiless_requests && !parser_.in_message()) {
-        if (!in.is_readable() || !decode_full_request(in, out)) return;
-        continue;
+      if (!parser_.in_message()) {
+        request_counted_ = false;
+        if (!in.is_readable()) return;
+        // With back-pressure on, a whole request goes on before the next one is looked at: its
+        // response may make the channel unwritable, which pauses the decoding of the next.
+        if (options_.pause_when_unwritable && !out.empty()) return;
+        if (stop_after_message_) {
+          // RFC 9112 §9.6: nothing after a request that closes the connection is processed.
+          stop_input(ctx, Input::kStopped, in);
+          return;
+        }
+        if (options_.pause_when_unwritable && !ctx.channel().is_writable()) {
+          pause(ctx);
+          return;
+        }
+        if (options_.full_bodiless_requests) {
+          if (!decode_full_request(in, out)) return;
+          continue;
+        }
       }
       auto event = parser_.parse(in);
       if (std::holds_alternative<std::monostate>(event)) return;
       if (auto* request = std::get_if<HttpRequest>(&event)) {
-        if (encoder_) encoder_->on_request_method(request->method.id());
+        on_request(request->version, request->headers, request->method.id());
       }
       push_event(std::move(event), out);
     }
   } catch (const HttpParseError& error) {
-    failed_ = true;
-    in.skip_bytes(in.readable_bytes());
+    stop_input(ctx, Input::kFailed, in);
     reject(ctx, error);
   }
+}
+
+void HttpRequestDecoder::on_request(HttpVersion version, const HttpHeaders& headers,
+                                    HttpMethod::Id method) {
+  if (!is_keep_alive(version, headers)) stop_after_message_ = true;
+  request_counted_ = true;
+  if (codec_) codec_->on_request_decoded(method);
+}
+
+void HttpRequestDecoder::stop_input(ChannelHandlerContext& ctx, Input why, ByteBuf& in) {
+  input_ = why;
+  discarded_ += in.readable_bytes();
+  in.skip_bytes(in.readable_bytes());
+  // Nothing more is wanted from this connection (until a lingering close drains it).
+  hold_reading(ctx);
+}
+
+void HttpRequestDecoder::stop(ChannelHandlerContext& ctx) {
+  input_ = Input::kFailed;
+  hold_reading(ctx);
+}
+
+void HttpRequestDecoder::hold_reading(ChannelHandlerContext& ctx) {
+  set_input_held(true);
+  auto& config = ctx.channel().config();
+  if (config.auto_read()) {
+    suppressed_auto_read_ = true;
+    config.set_auto_read(false);
+  }
+}
+
+void HttpRequestDecoder::pause(ChannelHandlerContext& ctx) {
+  paused_ = true;
+  hold_reading(ctx);
+}
+
+void HttpRequestDecoder::channel_writability_changed(ChannelHandlerContext& ctx) {
+  if (paused_ && ctx.channel().is_writable()) {
+    if (resuming_) {
+      // Writable again while the requests held back are being decoded (their responses were
+      // flushed and written from inside): the loop below goes on, no recursion per response.
+      resume_again_ = true;
+    } else {
+      resuming_ = true;
+      try {
+        do {
+          resume_again_ = false;
+          paused_ = false;
+          set_input_held(false);
+          decode_pending(ctx);  // may pause again
+        } while (resume_again_ && paused_ && ctx.channel().is_writable());
+      } catch (...) {
+        resuming_ = false;
+        throw;
+      }
+      resuming_ = false;
+      if (!paused_ && input_ == Input::kOpen) {
+        if (suppressed_auto_read_) {
+          suppressed_auto_read_ = false;
+          ctx.channel().config().set_auto_read(true);
+        } else if (!ctx.channel().config().auto_read()) {
+          ctx.read();  // the application reads on demand: the read the pause held back
+        }
+      }
+    }
+  }
+  ctx.fire_channel_writability_changed();
 }
 
 bool HttpRequestDecoder::decode_full_request(ByteBuf& in, Out& out) {
@@ -65,7 +149,7 @@ bool HttpRequestDecoder::decode_full_request(ByteBuf& in, Out& out) {
     throw;
   }
   auto& full = out.back().get<FullHttpRequest>();
-  if (encoder_) encoder_->on_request_method(full.method.id());
+  on_request(full.version, full.headers, full.method.id());
   if (parser_.at_empty_body()) {
     parser_.skip_empty_body();
     return true;
@@ -82,7 +166,7 @@ bool HttpRequestDecoder::decode_full_request(ByteBuf& in, Out& out) {
 }
 
 void HttpRequestDecoder::decode_last(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) {
-  if (failed_) return;
+  if (input_ != Input::kOpen) return;
   decode(ctx, in, out);
   try {
     push_event(parser_.finish(in), out);
@@ -92,7 +176,14 @@ void HttpRequestDecoder::decode_last(ChannelHandlerContext& ctx, ByteBuf& in, Ou
 }
 
 void HttpRequestDecoder::reject(ChannelHandlerContext& ctx, const HttpParseError& error) {
-  // Written as bytes: the response encoder may sit on the tail side of this decoder.
+  spdlog::debug("[{}] bad HTTP request ({}): {}", ctx.channel().id().as_short_text(),
+                error.status(), error.what());
+  if (codec_) {
+    // The codec answers after the responses to the requests before this one, then closes.
+    codec_->on_decode_error(ctx, error.status());
+    return;
+  }
+  // Alone, written as bytes: the response encoder may sit on the tail side of this decoder.
   const std::string body = std::string(reason_phrase(error.status())) + "\n";
   HttpHeaders headers;
   headers.add(HeaderId::kContentType, "text/plain; charset=utf-8");
@@ -106,8 +197,6 @@ void HttpRequestDecoder::reject(ChannelHandlerContext& ctx, const HttpParseError
   done.future().add_listener([&channel = ctx.channel()](const Future<void>&) { channel.close(); });
   // Answered and closing: that is the handling. Not fired down the pipeline, so a client sending
   // garbage cannot flood the log through the tail.
-  spdlog::debug("[{}] bad HTTP request ({}): {}", ctx.channel().id().as_short_text(),
-                error.status(), error.what());
 }
 
 void HttpResponseDecoder::emit(HttpParser::Event&& event, Out& out) {

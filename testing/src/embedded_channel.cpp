@@ -42,6 +42,7 @@ void EmbeddedChannel::ensure_input_open() {
 
 void EmbeddedChannel::write_one_inbound(Message&& msg) {
   if (config().auto_read()) {
+    delivered_ = true;
     pipeline().fire_channel_read(std::move(msg));
   } else {
     pending_inbound_.push_back(std::move(msg));
@@ -49,7 +50,10 @@ void EmbeddedChannel::write_one_inbound(Message&& msg) {
 }
 
 bool EmbeddedChannel::flush_inbound() {
-  if (config().auto_read()) {
+  // A batch delivered while auto_read was on ends with its read_complete even if a handler
+  // turned auto_read off meanwhile (as a socket's read does).
+  if (config().auto_read() || delivered_) {
+    delivered_ = false;
     pipeline().fire_channel_read_complete();
   } else if (read_pending_) {
     do_begin_read();
@@ -104,7 +108,10 @@ Future<void> EmbeddedChannel::shutdown_output() {
 void EmbeddedChannel::shutdown_input() {
   if (!is_active() || input_shutdown_) return;
   if (!allow_half_closure_) {
-    close();
+    // As a socket at end of stream: closed by the transport, not through the pipeline.
+    unsafe().close(ChannelPromise{});
+    run_pending_tasks();
+    embedded_loop_.cancel_scheduled_tasks();
     check_exception();
     return;
   }

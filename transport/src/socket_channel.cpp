@@ -327,6 +327,9 @@ void SocketChannel::on_readable(const std::error_code& ec) {
       pipeline().fire_channel_read(Message(std::move(buf)));
     }
     if (eof || drained || error || !is_active()) break;
+    // A handler turned auto_read off (back-pressure): no more reads in this wake-up either,
+    // unless it asked for one with read().
+    if (!read_pending_ && !config().auto_read()) break;
   }
   // Before read_complete: with auto_read it asks for the next read at once.
   maybe_more_ = !drained && !eof && !error;

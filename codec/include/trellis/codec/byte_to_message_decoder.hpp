@@ -98,6 +98,14 @@ class ByteToMessageDecoder : public ChannelInboundHandler {
   // The decode loop over `in`, firing `out` as it goes. Public to subclasses for codecs that
   // drive decoding themselves.
   void call_decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out);
+  // Runs the decode loop again over the bytes still pending (for a decoder that stopped of its
+  // own accord, e.g. while the channel was unwritable), fires what comes out, and then
+  // channel_read_complete if anything did.
+  void decode_pending(ChannelHandlerContext& ctx);
+  // While held, channel_read_complete does not ask for more input when auto_read is off (a
+  // decoder that stopped reading on purpose does not want the bytes that a read() would bring).
+  void set_input_held(bool held) noexcept { input_held_ = held; }
+  bool is_input_held() const noexcept { return input_held_; }
 
  private:
   enum class State : std::uint8_t { kInit, kCallingDecode, kRemovedPending };
@@ -119,6 +127,7 @@ class ByteToMessageDecoder : public ChannelInboundHandler {
   State state_ = State::kInit;
   bool single_decode_ = false;
   bool fired_channel_read_ = false;
+  bool input_held_ = false;
 };
 
 }  // namespace trellis::codec

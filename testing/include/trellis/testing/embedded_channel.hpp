@@ -218,6 +218,7 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel
   bool input_shutdown_ = false;
   bool allow_half_closure_ = false;
   bool read_pending_ = false;
+  bool delivered_ = false;  // messages fired since the last read_complete (auto_read on)
   bool reading_ = false;
   SocketAddress local_ = SocketAddress::embedded("embedded");
   SocketAddress remote_ = SocketAddress::embedded("embedded");

@@ -2,7 +2,10 @@
 // They emit a head, HttpContent pieces (zero-copy slices of the input) and a LastHttpContent
 // per message, in order, for every message of a read (pipelining). On bad input the request
 // decoder answers with the status the parser chose (400, 413, 414, 431, 501, 505) and
-// "Connection: close", then closes the connection; the response decoder fires the error.
+// "Connection: close", then closes the connection (inside an HttpServerCodec, after the
+// responses to the requests before it); the response decoder fires the error. The request
+// decoder stops after a request that ends the connection (RFC 9112 §9.6) and, while the channel
+// is unwritable, before the next request (reading stops until it is writable again).
 #pragma once
 
 #include <deque>
@@ -22,30 +25,67 @@ struct HttpRequestDecoderOptions {
   // message through the pipeline instead of three. For pipelines that aggregate; the handlers
   // between the decoder and the aggregator must take FullHttpRequest (those of this library do).
   bool full_bodiless_requests = false;
+  // Back-pressure: while the channel is unwritable (its outbound buffer above the high water
+  // mark, e.g. a client that pipelines and does not read), no further request is decoded and
+  // reading stops (auto_read off); the bytes already read wait, and decoding and reading resume
+  // once the channel is writable again. So a connection holds at most the high water mark of
+  // responses, one read buffer and one request.
+  bool pause_when_unwritable = true;
 };
+
+class HttpServerCodec;
 
 class HttpRequestDecoder : public codec::ByteToMessageDecoder {
  public:
   explicit HttpRequestDecoder(HttpParserLimits limits = {}, HttpRequestDecoderOptions options = {})
       : parser_(HttpParser::Kind::kRequest, limits), options_(options) {}
 
-  // Set by HttpServerCodec: the encoder learns each request's method (for HEAD).
-  void pair_with(HttpResponseEncoder* encoder) noexcept { encoder_ = encoder; }
+  // Resumes decoding (and reading) paused while the channel was unwritable.
+  void channel_writability_changed(ChannelHandlerContext& ctx) override;
+
+  // No more requests are decoded: after one that ends the connection, or after bad input.
+  bool is_input_stopped() const noexcept { return input_ != Input::kOpen; }
+  // Decoding waits for the channel to become writable.
+  bool is_paused() const noexcept { return paused_; }
+  // Between the first byte of a request and its last event (or with bytes of the next head
+  // waiting): more input belongs to a request in progress.
+  bool in_request() const noexcept { return parser_.in_message() || actual_readable_bytes() > 0; }
+  // A request head was decoded and its body is still being read.
+  bool in_body() const noexcept { return parser_.in_message(); }
+  // Bytes of a head that is not complete yet are waiting.
+  bool in_head() const noexcept { return !parser_.in_message() && actual_readable_bytes() > 0; }
 
  protected:
   void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
   void decode_last(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
 
  private:
+  friend class HttpServerCodec;
+  enum class Input : std::uint8_t { kOpen, kStopped, kFailed };
+
   void reject(ChannelHandlerContext& ctx, const HttpParseError& error);
+  void on_request(HttpVersion version, const HttpHeaders& headers, HttpMethod::Id method);
+  // No more requests: what is left of the input is discarded and reading stops.
+  void stop_input(ChannelHandlerContext& ctx, Input why, ByteBuf& in);
+  // The same without a buffer at hand (a timeout): what is pending stays unread.
+  void stop(ChannelHandlerContext& ctx);
+  void pause(ChannelHandlerContext& ctx);
+  void hold_reading(ChannelHandlerContext& ctx);
   // full_bodiless_requests, between messages: the next head parsed into a FullHttpRequest made
   // in out (or, when a body follows, turned into an HttpRequest). False: more input needed.
   bool decode_full_request(ByteBuf& in, Out& out);
 
   HttpParser parser_;
   HttpRequestDecoderOptions options_;
-  HttpResponseEncoder* encoder_ = nullptr;
-  bool failed_ = false;
+  HttpServerCodec* codec_ = nullptr;  // set by the HttpServerCodec this decoder is part of
+  Input input_ = Input::kOpen;
+  bool stop_after_message_ = false;  // the request being read ends the connection
+  bool request_counted_ = false;     // the message in progress had its head decoded
+  bool paused_ = false;
+  bool resuming_ = false;              // decoding what the pause held back
+  bool resume_again_ = false;          // writable again meanwhile
+  bool suppressed_auto_read_ = false;  // auto_read was on and this decoder turned it off
+  std::size_t discarded_ = 0;          // bytes thrown away since the input stopped
 };
 
 class HttpResponseDecoder : public codec::ByteToMessageDecoder {

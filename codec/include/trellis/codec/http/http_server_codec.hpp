@@ -1,58 +1,123 @@
 // HttpServerCodec: HttpRequestDecoder and HttpResponseEncoder in one handler (Netty's
-// HttpServerCodec), sharing what the encoder must know of the requests (HEAD has no body).
+// HttpServerCodec), sharing what the encoder must know of the requests (HEAD has no body), and
+// the connection's discipline as a whole: responses in request order (its own error and timeout
+// responses too), no request processed after one that closes the connection, request read
+// timeouts on the loop's clock, back-pressure, and a lingering close after errors.
 // HttpClientCodec: HttpRequestEncoder and HttpResponseDecoder, sharing the request methods.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+
 #include <trellis/codec/http/http_decoders.hpp>
 #include <trellis/codec/http/http_response_encoder.hpp>
+#include <trellis/pipeline/scheduled_future.hpp>
 
 namespace trellis::http {
+
+// How long an HTTP server connection may take over each part of a request, on the loop's clock
+// (the executor's coarse_time_nanos()); zero turns one off. On expiry: 408 Request Timeout when
+// no response is in progress (after the responses to earlier requests otherwise), then close.
+struct HttpServerTimeouts {
+  // From the first byte of a request head to its end (nginx: client_header_timeout, 60 s).
+  std::chrono::nanoseconds header_timeout = std::chrono::seconds(30);
+  // The longest gap between two reads of a request body (nginx: client_body_timeout, 60 s).
+  std::chrono::nanoseconds body_timeout = std::chrono::seconds(60);
+  // A persistent connection with no request in progress and nothing to answer (nginx:
+  // keepalive_timeout, 75 s). Closed without a response.
+  std::chrono::nanoseconds idle_timeout = std::chrono::seconds(60);
+  // How long the connection may stay unwritable (the client does not read what it asked for;
+  // nginx: send_timeout, 60 s). Closed without a response.
+  std::chrono::nanoseconds send_timeout = std::chrono::seconds(60);
+  // The lingering close after an error response (nginx: lingering_time / lingering_timeout): the
+  // output is shut down and input read and discarded for at most this long and this many bytes,
+  // so that a client still sending reads the response instead of a connection reset.
+  std::chrono::nanoseconds linger_timeout = std::chrono::seconds(2);
+  std::size_t linger_max_bytes = 64 * 1024;
+};
 
 class HttpServerCodec : public ChannelDuplexHandler {
  public:
   explicit HttpServerCodec(HttpParserLimits limits = {},
                            HttpResponseEncoder::Options encoder_options = {},
-                           HttpRequestDecoderOptions decoder_options = {})
-      : decoder_(limits, decoder_options), encoder_(encoder_options) {
-    decoder_.pair_with(&encoder_);
+                           HttpRequestDecoderOptions decoder_options = {},
+                           HttpServerTimeouts timeouts = {});
+  ~HttpServerCodec() override;
+
+  void handler_added(ChannelHandlerContext& ctx) override;
+  void handler_removed(ChannelHandlerContext& ctx) override;
+  void channel_active(ChannelHandlerContext& ctx) override;
+  void channel_read(ChannelHandlerContext& ctx, Message msg) override;
+  void channel_read_complete(ChannelHandlerContext& ctx) override;
+  void channel_inactive(ChannelHandlerContext& ctx) override;
+  void channel_writability_changed(ChannelHandlerContext& ctx) override;
+  void user_event_triggered(ChannelHandlerContext& ctx, Message event) override;
+  void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
+  void flush(ChannelHandlerContext& ctx) override { encoder_.flush(ctx); }
+  // A close while more of a request may still come (an error, a refused body) is a lingering
+  // close (see HttpServerTimeouts::linger_timeout); otherwise the channel closes at once.
+  void close(ChannelHandlerContext& ctx, ChannelPromise promise) override;
+  void disconnect(ChannelHandlerContext& ctx, ChannelPromise promise) override {
+    close(ctx, std::move(promise));
   }
 
-  void channel_read(ChannelHandlerContext& ctx, Message msg) override {
-    // Responses written while this buffer is decoded share one clock reading (for Date).
-    struct Batch {
-      HttpResponseEncoder& encoder;
-      explicit Batch(HttpResponseEncoder& e) : encoder(e) { encoder.begin_read_batch(); }
-      ~Batch() { encoder.end_read_batch(); }
-    } batch(encoder_);
-    decoder_.channel_read(ctx, std::move(msg));
-  }
-  void channel_read_complete(ChannelHandlerContext& ctx) override {
-    decoder_.channel_read_complete(ctx);
-  }
-  void channel_inactive(ChannelHandlerContext& ctx) override { decoder_.channel_inactive(ctx); }
-  void user_event_triggered(ChannelHandlerContext& ctx, Message event) override {
-    decoder_.user_event_triggered(ctx, std::move(event));
-  }
-  void handler_removed(ChannelHandlerContext& ctx) override {
-    encoder_.handler_removed(ctx);
-    decoder_.handler_removed(ctx);
-  }
-  void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
-    encoder_.write(ctx, std::move(msg), std::move(promise));
-  }
-  void flush(ChannelHandlerContext& ctx) override { encoder_.flush(ctx); }
-  void close(ChannelHandlerContext& ctx, ChannelPromise promise) override {
-    encoder_.close(ctx, std::move(promise));
-  }
-  void disconnect(ChannelHandlerContext& ctx, ChannelPromise promise) override {
-    encoder_.disconnect(ctx, std::move(promise));
-  }
   // Bytes of responses held by the encoder until the next flush (tests and diagnostics).
   std::size_t held_bytes() const noexcept { return encoder_.held_bytes(); }
+  const HttpServerTimeouts& timeouts() const noexcept { return timeouts_; }
+  // Requests decoded and not answered in full yet.
+  std::size_t unanswered() const noexcept { return unanswered_; }
+  bool is_lingering() const noexcept { return lingering_; }
 
  private:
+  friend class HttpRequestDecoder;
+  // What the connection waits for now, which decides the deadline that applies.
+  enum class Wait : std::uint8_t { kNothing, kIdle, kHead, kBody, kSend, kLinger };
+
+  void on_request_decoded(HttpMethod::Id method);
+  void on_decode_error(ChannelHandlerContext& ctx, std::uint16_t status);
+  // A response the connection ends with (an error, a timeout): written once every request
+  // before it is answered, then the connection closes (lingering).
+  void end_with(ChannelHandlerContext& ctx, std::uint16_t status);
+  void write_final_response(ChannelHandlerContext& ctx);
+  void close_connection(ChannelHandlerContext& ctx, ChannelPromise promise);
+  void start_lingering(ChannelHandlerContext& ctx);
+  void finish_lingering(ChannelHandlerContext& ctx);
+  bool more_input_may_come() const noexcept;
+  // Responses end: FullHttpResponse (not 1xx) or the LastHttpContent of a streamed one.
+  bool ends_response(const Message& msg) noexcept;
+  Wait waiting_for() const noexcept;
+  std::int64_t deadline_of(Wait wait) const noexcept;
+  // The single lazy timer (as Netty's IdleStateHandler): reads and responses only record
+  // times; the timer, armed no later than the shortest timeout ahead, acts or sleeps on.
+  void arm_timer(ChannelHandlerContext& ctx, std::int64_t at);
+  void on_timer(ChannelHandlerContext& ctx);
+  void cancel_timer();
+  void stamp(ChannelHandlerContext& ctx);
+
   HttpRequestDecoder decoder_;
   HttpResponseEncoder encoder_;
+  HttpServerTimeouts timeouts_;
+  std::int64_t min_timeout_ = 0;  // the shortest timeout on, in ns (0: none)
+
+  std::size_t unanswered_ = 0;  // requests decoded and not answered in full
+  bool streaming_ = false;      // a final HttpResponse head went out, its body has not ended
+  bool interim_ = false;  // a 1xx HttpResponse head went out (its LastHttpContent ends nothing)
+  std::uint16_t final_status_ = 0;  // the response the connection ends with, once it can go
+  bool closing_ = false;            // the connection is being closed (or lingers)
+  bool lingering_ = false;
+  ChannelPromise close_promise_;  // completed when a lingering close ends
+  std::size_t linger_bytes_ = 0;  // discarded while lingering
+
+  // Times on the coarse clock (-1: not stamped).
+  std::int64_t idle_since_ = -1;
+  std::int64_t head_since_ = -1;
+  std::int64_t body_read_at_ = -1;
+  std::int64_t unwritable_since_ = -1;
+  std::int64_t linger_until_ = -1;
+  bool read_in_batch_ = false;  // bytes came since the last channel_read_complete
+  std::int64_t timer_at_ = -1;
+  ScheduledFuture<void> timer_;
+  ChannelHandlerContext* ctx_ = nullptr;
 };
 
 class HttpClientCodec : public ChannelDuplexHandler {

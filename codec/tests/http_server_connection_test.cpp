@@ -1,0 +1,370 @@
+// Tests of HttpServerCodec's connection discipline on EmbeddedChannel: responses in request order
+// (errors and timeouts too), nothing processed after a request that closes the connection, the
+// request read timeouts on the loop's clock, back-pressure, and the lingering close.
+#include <doctest/doctest.h>
+
+#include <deque>
+#include <string>
+
+#include <trellis/http.hpp>
+#include <trellis/pipeline.hpp>
+#include <trellis/testing.hpp>
+#include <trellis/testing/doctest_helpers.hpp>
+
+using namespace trellis;
+using namespace trellis::http;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto kOneNs = std::chrono::nanoseconds(1);
+
+// Answers each request with its target as the body, at once (as a synchronous server) or, when
+// deferred, only when the test calls answer().
+class Answerer final : public SimpleChannelInboundHandler<FullHttpRequest> {
+ public:
+  explicit Answerer(bool deferred = false, std::size_t body_bytes = 0)
+      : deferred_(deferred), body_bytes_(body_bytes) {}
+
+  void answer(std::size_t n = 1) {
+    for (; n > 0 && !targets_.empty(); --n) {
+      respond(*ctx_, targets_.front());
+      targets_.pop_front();
+    }
+    ctx_->flush();
+  }
+  std::size_t seen() const noexcept { return seen_; }
+
+ protected:
+  void handler_added(ChannelHandlerContext& ctx) override { ctx_ = &ctx; }
+  void channel_read0(ChannelHandlerContext& ctx, FullHttpRequest& request) override {
+    ++seen_;
+    if (deferred_) {
+      targets_.push_back(request.target);
+    } else {
+      respond(ctx, request.target);
+    }
+  }
+  void channel_read_complete(ChannelHandlerContext& ctx) override {
+    ctx.flush();
+    ctx.fire_channel_read_complete();
+  }
+
+ private:
+  void respond(ChannelHandlerContext& ctx, const std::string& target) {
+    FullHttpResponse response;
+    std::string body = target;
+    if (body.size() < body_bytes_) body.append(body_bytes_ - body.size(), '.');
+    response.content = ByteBuf::from(body);
+    ctx.write(Message(std::move(response)));
+  }
+
+  bool deferred_;
+  std::size_t body_bytes_;
+  std::deque<std::string> targets_;
+  std::size_t seen_ = 0;
+  ChannelHandlerContext* ctx_ = nullptr;
+};
+
+HttpServerTimeouts short_timeouts() {
+  HttpServerTimeouts t;
+  t.header_timeout = 30s;
+  t.body_timeout = 60s;
+  t.idle_timeout = 60s;
+  t.send_timeout = 60s;
+  return t;
+}
+
+// codec + keep-alive + aggregator + answerer, as the echo example's pipeline.
+struct Server {
+  explicit Server(HttpServerTimeouts timeouts = short_timeouts(), bool deferred = false,
+                  std::size_t body_bytes = 0)
+      : answerer(std::make_shared<Answerer>(deferred, body_bytes)),
+        codec(std::make_shared<HttpServerCodec>(HttpParserLimits{}, encoder_options(),
+                                                decoder_options(), timeouts)),
+        ch(EmbeddedChannel::Options{.register_channel = false}, codec,
+           std::make_shared<HttpServerKeepAliveHandler>(),
+           std::make_shared<HttpObjectAggregator>(1024), answerer) {
+    ch.freeze_time();  // before the channel is active: every stamp on the frozen timeline
+    ch.register_channel();
+  }
+  static HttpResponseEncoder::Options encoder_options() {
+    HttpResponseEncoder::Options o;
+    o.add_date_header = false;
+    return o;
+  }
+  static HttpRequestDecoderOptions decoder_options() {
+    HttpRequestDecoderOptions o;
+    o.full_bodiless_requests = true;
+    return o;
+  }
+  void send(const std::string& bytes) { ch.write_inbound(ByteBuf::from(bytes)); }
+  std::string out() { return testing::drain_outbound_bytes(ch); }
+
+  std::shared_ptr<Answerer> answerer;
+  std::shared_ptr<HttpServerCodec> codec;
+  EmbeddedChannel ch;
+};
+
+const std::string kGet1 = "GET /1 HTTP/1.1\r\nHost: x\r\n\r\n";
+const std::string kGet3 = "GET /3 HTTP/1.1\r\nHost: x\r\n\r\n";
+const std::string kBad = "GET /2 HTTP/1.1\r\nHost : x\r\n\r\n";  // whitespace before the colon
+
+const std::string k200One = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n/1";
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("an error mid-pipeline goes out after the responses to the requests before it") {
+  SUBCASE("answered at once") {
+    Server s;
+    s.send(kGet1 + kBad + kGet3);
+    const auto wire = s.out();
+    REQUIRE(wire.rfind(k200One, 0) == 0);
+    const auto rest = wire.substr(k200One.size());
+    CHECK(rest.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    CHECK(rest.find("Connection: close\r\n") != std::string::npos);
+    CHECK(count(wire, "HTTP/1.1") == 2);  // nothing for /3
+    CHECK(s.answerer->seen() == 1);
+  }
+  SUBCASE("answered later: the 400 waits for the earlier response") {
+    Server s(short_timeouts(), /*deferred=*/true);
+    s.send(kGet1 + kBad + kGet3);
+    CHECK(s.out().empty());
+    CHECK(s.ch.is_active());
+    s.answerer->answer();
+    const auto wire = s.out();
+    REQUIRE(wire.rfind(k200One, 0) == 0);
+    CHECK(wire.substr(k200One.size()).rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+  }
+  SUBCASE("the 400 answers a request whose body went wrong, after the one before it") {
+    Server s(short_timeouts(), /*deferred=*/true);
+    s.send(kGet1 + "POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+    s.answerer->answer();
+    const auto wire = s.out();
+    REQUIRE(wire.rfind(k200One, 0) == 0);
+    CHECK(wire.substr(k200One.size()).rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    CHECK(s.codec->unanswered() == 0);
+  }
+}
+
+TEST_CASE("after an error the output is shut down and input drained, then the channel closes") {
+  Server s;
+  s.send(kBad);
+  CHECK(s.out().rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+  CHECK(s.ch.is_output_shutdown());
+  CHECK(s.codec->is_lingering());
+  CHECK(s.ch.is_active());
+  s.send(std::string(1000, 'x'));  // the client still sends: read and dropped
+  CHECK(s.ch.is_active());
+  SUBCASE("closed at the linger deadline on the loop's clock") {
+    s.ch.advance_by(2s - kOneNs);
+    CHECK(s.ch.is_active());
+    s.ch.advance_by(kOneNs);
+    CHECK_FALSE(s.ch.is_open());
+  }
+  SUBCASE("closed once 64 KiB were dropped") {
+    s.send(std::string(63 * 1024, 'x'));
+    CHECK(s.ch.is_active());
+    s.send(std::string(1024, 'x'));
+    CHECK_FALSE(s.ch.is_open());
+  }
+  SUBCASE("closed when the client closes its side") {
+    s.ch.shutdown_input();
+    CHECK_FALSE(s.ch.is_open());
+  }
+}
+
+TEST_CASE("nothing after a request that closes the connection is processed") {
+  SUBCASE("Connection: close") {
+    Server s;
+    s.send("GET /1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" + kGet3);
+    const auto wire = s.out();
+    CHECK(count(wire, "HTTP/1.1") == 1);
+    CHECK(wire.find("Connection: close\r\n") != std::string::npos);
+    CHECK(s.answerer->seen() == 1);
+    // What followed was dropped: a lingering close, not a reset.
+    CHECK(s.ch.is_output_shutdown());
+    s.ch.advance_by(2s);
+    CHECK_FALSE(s.ch.is_open());
+  }
+  SUBCASE("HTTP/1.0 without keep-alive") {
+    Server s;
+    s.send("GET /1 HTTP/1.0\r\n\r\n" + kGet3);
+    CHECK(count(s.out(), "HTTP/1.") == 1);
+    CHECK(s.answerer->seen() == 1);
+  }
+  SUBCASE("with nothing after it the connection closes at once") {
+    Server s;
+    s.send("GET /1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    CHECK(count(s.out(), "HTTP/1.1") == 1);
+    CHECK_FALSE(s.ch.is_open());
+  }
+  SUBCASE("answered later, bytes after it are still not processed") {
+    Server s(short_timeouts(), /*deferred=*/true);
+    s.send("GET /1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    s.send(kGet3);
+    CHECK(s.answerer->seen() == 1);
+    CHECK_FALSE(s.ch.config().auto_read());  // reading stopped: nothing more is wanted
+    s.answerer->answer();
+    CHECK(count(s.out(), "HTTP/1.1") == 1);
+    CHECK(s.ch.is_output_shutdown());
+  }
+}
+
+TEST_CASE("a head not complete within header_timeout gets 408, exactly at the deadline") {
+  Server s;
+  s.ch.advance_by(5s);  // the head starts later than the connection
+  s.send("GET /1 HTTP/1.1\r\nHo");
+  s.ch.advance_by(20s);
+  s.send("st: x\r\n");  // trickling bytes do not restart the clock
+  s.ch.advance_by(10s - kOneNs);
+  CHECK(s.out().empty());
+  CHECK(s.ch.is_active());
+  s.ch.advance_by(kOneNs);
+  const auto wire = s.out();
+  CHECK(wire.rfind("HTTP/1.1 408 Request Timeout\r\n", 0) == 0);
+  CHECK(wire.find("Connection: close\r\n") != std::string::npos);
+  CHECK(s.ch.is_output_shutdown());  // more of the head may come: lingering
+}
+
+TEST_CASE("a body read gap longer than body_timeout gets 408; each read restarts the wait") {
+  Server s;
+  s.send("POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab");
+  s.ch.advance_by(59s);
+  s.send("c");
+  s.ch.advance_by(60s - kOneNs);
+  CHECK(s.ch.is_active());
+  CHECK(s.out().empty());
+  s.ch.advance_by(kOneNs);
+  CHECK(s.out().rfind("HTTP/1.1 408 Request Timeout\r\n", 0) == 0);
+}
+
+TEST_CASE("a request announced with 100-continue and no body gets 408 after body_timeout") {
+  Server s;
+  s.send("POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n");
+  CHECK(s.out().rfind("HTTP/1.1 100 Continue\r\n", 0) == 0);
+  s.ch.advance_by(60s);
+  CHECK(s.out().rfind("HTTP/1.1 408 Request Timeout\r\n", 0) == 0);
+}
+
+TEST_CASE("a timeout while an earlier response is in progress answers after it") {
+  Server s(short_timeouts(), /*deferred=*/true);
+  s.send(kGet1 + "GET /2 HTTP/1.1\r\nHo");  // /1 is being answered, /2's head stalls
+  s.ch.advance_by(30s);
+  CHECK(s.out().empty());
+  s.answerer->answer();
+  const auto wire = s.out();
+  REQUIRE(wire.rfind(k200One, 0) == 0);
+  CHECK(wire.substr(k200One.size()).rfind("HTTP/1.1 408 Request Timeout\r\n", 0) == 0);
+}
+
+TEST_CASE("an idle connection closes after idle_timeout, without a response") {
+  Server s;
+  s.send(kGet1);
+  CHECK(s.out() == k200One);
+  s.ch.advance_by(59s);
+  CHECK(s.ch.is_active());
+  s.send(kGet3);  // a request makes it busy, its answer idle again
+  s.out();
+  s.ch.advance_by(60s - kOneNs);
+  CHECK(s.ch.is_active());
+  s.ch.advance_by(kOneNs);
+  CHECK_FALSE(s.ch.is_open());
+  CHECK(s.out().empty());
+}
+
+TEST_CASE("a request being answered is not idle and has no read deadline, however long") {
+  Server s(short_timeouts(), /*deferred=*/true);
+  s.ch.advance_by(4s);
+  s.send(kGet1);
+  s.ch.advance_by(10min);
+  CHECK(s.ch.is_active());
+  s.answerer->answer();
+  s.ch.advance_by(60s - kOneNs);  // idle from the answer on
+  CHECK(s.ch.is_active());
+  s.ch.advance_by(kOneNs);
+  CHECK_FALSE(s.ch.is_open());
+}
+
+TEST_CASE("without a channel_read_complete an answered connection still closes, never early") {
+  Server s;
+  s.ch.advance_by(50s);  // the timer armed at activation comes due at 30 s, then 60 s
+  s.ch.pipeline().fire_channel_read(Message(ByteBuf::from(kGet1)));  // no read_complete
+  s.ch.flush();
+  s.out();
+  s.ch.advance_by(10s);  // the check finds the idle time unstamped and counts from now
+  CHECK(s.ch.is_active());
+  s.ch.advance_by(60s - kOneNs);
+  CHECK(s.ch.is_active());
+  s.ch.advance_by(kOneNs);
+  CHECK_FALSE(s.ch.is_open());
+}
+
+TEST_CASE("timeouts set to zero are off") {
+  HttpServerTimeouts off;
+  off.header_timeout = off.body_timeout = off.idle_timeout = off.send_timeout = 0s;
+  Server s(off);
+  s.send("GET /1 HTTP/1.1\r\nHo");
+  s.ch.advance_by(24h);
+  CHECK(s.ch.is_active());
+  CHECK(s.ch.event_loop().next_scheduled_task_nanos() < 0);  // no timer at all
+}
+
+TEST_CASE("one timer per connection: requests and reads schedule nothing") {
+  Server s;
+  const auto armed = s.ch.event_loop().next_scheduled_task_nanos();
+  REQUIRE(armed >= 0);
+  for (int i = 0; i < 100; ++i) s.send(kGet1);
+  s.send("POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab");
+  s.send("cd");
+  CHECK(s.ch.event_loop().next_scheduled_task_nanos() == armed);
+  CHECK(s.ch.event_loop().scheduled_task_count() == 1);
+}
+
+TEST_CASE("an unwritable channel stops decoding and reading; writable again, all answered") {
+  Server s(short_timeouts(), /*deferred=*/false, /*body_bytes=*/1000);
+  s.ch.config().set_write_buffer_water_mark(512, 1024);
+  s.ch.set_outbound_byte_budget(0);  // the client does not read
+  std::string many;
+  for (int i = 0; i < 50; ++i) many += kGet1;
+  s.send(many);
+  // The first response took the channel over the high water mark: nothing more is decoded,
+  // and reading stopped.
+  CHECK(s.answerer->seen() == 1);
+  CHECK_FALSE(s.ch.is_writable());
+  CHECK_FALSE(s.ch.config().auto_read());
+  CHECK(s.ch.unsafe().outbound_buffer()->total_pending_write_bytes() < 1024 + 2 * 1100);
+  s.ch.set_outbound_byte_budget(std::nullopt);  // the client reads everything again
+  CHECK(s.answerer->seen() == 50);
+  CHECK(s.ch.config().auto_read());
+  CHECK(count(s.out(), "HTTP/1.1 200 OK") == 50);
+}
+
+TEST_CASE("an unwritable channel whose client never reads closes after send_timeout") {
+  Server s(short_timeouts(), /*deferred=*/false, /*body_bytes=*/2000);
+  s.ch.config().set_write_buffer_water_mark(512, 1024);
+  s.ch.set_outbound_byte_budget(0);
+  s.send(kGet1);
+  REQUIRE_FALSE(s.ch.is_writable());
+  s.ch.advance_by(60s - kOneNs);
+  CHECK(s.ch.is_active());
+  s.ch.advance_by(kOneNs);
+  CHECK_FALSE(s.ch.is_open());
+}
+
+TEST_CASE("a body refused with 413 before it is read is drained by a lingering close") {
+  Server s;
+  s.send("POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" + std::string(100, 'b'));
+  CHECK(s.out().rfind("HTTP/1.1 413 ", 0) == 0);
+  CHECK(s.ch.is_output_shutdown());
+  s.send(std::string(4000, 'b'));  // the rest of the body still arrives: no reset
+  CHECK(s.ch.is_active());
+  s.ch.advance_by(2s);
+  CHECK_FALSE(s.ch.is_open());
+}
