@@ -108,10 +108,24 @@ Future<void> EmbeddedChannel::shutdown_output() {
 void EmbeddedChannel::shutdown_input() {
   if (!is_active() || input_shutdown_) return;
   if (!allow_half_closure_) {
-    // As a socket at end of stream: closed by the transport, not through the pipeline.
-    unsafe().close(ChannelPromise{});
+    ChannelOutboundBuffer* out = unsafe().outbound_buffer();
+    const auto timeout = config().eof_drain_timeout();
+    if (out == nullptr || out->is_empty() || timeout.count() <= 0) {
+      // As a socket at end of stream: closed by the transport, not through the pipeline.
+      unsafe().close(ChannelPromise{});
+      run_pending_tasks();
+      embedded_loop_.cancel_scheduled_tasks();
+      check_exception();
+      return;
+    }
+    // SocketChannel's drain (see close_when_drained there), on this channel's clock.
+    input_shutdown_ = true;
+    read_pending_ = false;
+    draining_ = true;
+    drain_timeout_ = embedded_loop_.schedule(timeout, [this] {
+      if (draining_ && is_active()) unsafe().close(ChannelPromise{});
+    });
     run_pending_tasks();
-    embedded_loop_.cancel_scheduled_tasks();
     check_exception();
     return;
   }
@@ -205,7 +219,14 @@ void EmbeddedChannel::do_connect(const SocketAddress& remote, const std::optiona
   remote_ = remote;
   promise.try_success();
 }
-void EmbeddedChannel::do_close() { state_ = State::kClosed; }
+void EmbeddedChannel::do_close() {
+  state_ = State::kClosed;
+  draining_ = false;
+  if (drain_timeout_) {
+    drain_timeout_->cancel();
+    drain_timeout_.reset();
+  }
+}
 void EmbeddedChannel::do_deregister() { embedded_loop_.cancel_scheduled_tasks(); }
 
 void EmbeddedChannel::do_begin_read() {
@@ -243,6 +264,7 @@ void EmbeddedChannel::do_write(ChannelOutboundBuffer& out) {
     outbound_messages_.push_back(std::move(*msg));
     out.remove();
   }
+  if (draining_ && out.is_empty() && is_active()) unsafe().close(ChannelPromise{});
 }
 
 // --- tail ----------------------------------------------------------------------------------------

@@ -336,6 +336,64 @@ TEST_CASE("shutdown_input closes without half-closure and fires the input events
   }
 }
 
+TEST_CASE("shutdown_input without half-closure closes once the flushed writes are taken") {
+  EmbeddedChannel ch;
+  ch.set_writable(false);  // the peer does not read
+  auto first = ch.new_promise();
+  ch.write_and_flush(Message(std::string("first")), first);
+  ch.shutdown_input();
+  // The drain: no more input, no half-closure event, the output still open.
+  CHECK(ch.is_active());
+  CHECK(ch.is_input_shutdown());
+  CHECK(ch.user_events().empty());
+  CHECK_THROWS_AS(ch.write_inbound(1), ClosedChannelError);
+  auto second = ch.new_promise();
+  ch.write_and_flush(Message(std::string("second")), second);  // flushed during the drain
+  auto never = ch.new_promise();
+  ch.write(Message(std::string("never")), never);  // not flushed
+  ch.set_writable(true);
+  CHECK_FALSE(ch.is_open());
+  CHECK(first.is_success());
+  CHECK(second.is_success());
+  REQUIRE(never.is_done());
+  CHECK_THROWS_AS(std::rethrow_exception(never.cause()), ClosedChannelError);
+  CHECK(ch.read_outbound<std::string>() == "first");
+  CHECK(ch.read_outbound<std::string>() == "second");
+  CHECK_FALSE(ch.read_outbound().has_value());
+}
+
+TEST_CASE("the drain after shutdown_input ends at eof_drain_timeout on the channel's clock") {
+  EmbeddedChannel ch;
+  ch.freeze_time();
+  ch.config().set_eof_drain_timeout(200ms);
+  ch.set_writable(false);
+  auto queued = ch.new_promise();
+  ch.write_and_flush(Message(std::string("queued")), queued);
+  ch.advance_by(1s);  // time before the end of input does not count
+  ch.shutdown_input();
+  ch.advance_by(199ms);
+  ch.run_pending_tasks();
+  CHECK(ch.is_active());
+  CHECK_FALSE(queued.is_done());
+  ch.advance_by(1ms);
+  ch.run_pending_tasks();
+  CHECK_FALSE(ch.is_open());
+  REQUIRE(queued.is_done());
+  CHECK_THROWS_AS(std::rethrow_exception(queued.cause()), ClosedChannelError);
+}
+
+TEST_CASE("shutdown_input without half-closure closes at once when eof_drain_timeout is 0") {
+  EmbeddedChannel ch;
+  ch.config().set_eof_drain_timeout(0ms);
+  ch.set_writable(false);
+  auto queued = ch.new_promise();
+  ch.write_and_flush(Message(std::string("queued")), queued);
+  ch.shutdown_input();
+  CHECK_FALSE(ch.is_open());
+  REQUIRE(queued.is_done());
+  CHECK_THROWS_AS(std::rethrow_exception(queued.cause()), ClosedChannelError);
+}
+
 TEST_CASE("a channel that cannot half-close fails shutdown_output with IllegalStateError") {
   // The base class's answer, seen through a Channel reference to a transport that keeps it.
   class NoHalfClose final : public Channel {

@@ -55,6 +55,7 @@ void ChannelOptions::apply_to_config(Channel& channel) const {
   if (allocator && *allocator) config.set_allocator(**allocator);
   if (max_messages_per_read) config.set_max_messages_per_read(*max_messages_per_read);
   if (connect_timeout) config.set_connect_timeout(*connect_timeout);
+  if (eof_drain_timeout) config.set_eof_drain_timeout(*eof_drain_timeout);
 }
 
 }  // namespace trellis

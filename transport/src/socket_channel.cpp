@@ -209,6 +209,11 @@ void SocketChannel::do_close() {
       state->promise.try_failure(std::make_exception_ptr(ClosedChannelError()));
     }
   }
+  draining_ = false;
+  if (drain_timeout_) {
+    drain_timeout_->cancel();  // a no-op when the deadline itself is closing the channel
+    drain_timeout_.reset();
+  }
   if (socket_.is_open()) {
     socket_.close();  // closes fd_ and aborts the waits
   } else if (fd_ >= 0) {
@@ -353,7 +358,7 @@ void SocketChannel::on_readable(const std::error_code& ec) {
 void SocketChannel::on_eof() {
   if (!is_active() || input_shutdown_.load()) return;
   if (!allow_half_closure_.load()) {
-    unsafe().close(ChannelPromise{});
+    close_when_drained();
     return;
   }
   input_shutdown_.store(true);
@@ -363,6 +368,41 @@ void SocketChannel::on_eof() {
   if (!is_active()) return;
   pipeline().fire_user_event_triggered(Message(ChannelInputShutdownReadComplete{}));
   if (output_shutdown_.load() && is_active()) unsafe().close(ChannelPromise{});
+}
+
+// Closing at once would fail what is flushed but still waiting for the socket (a slow reader's
+// echo). So reading stops, the channel stays active (writes flushed meanwhile, such as an
+// asynchronous answer to the last request, are written too) and closes when do_write has
+// written everything flushed, when a write fails, or at the deadline, whichever comes first.
+// Handlers see nothing new: channel_inactive at the close, as before. ChannelInputShutdownEvent
+// is not fired: it promises an output that stays open for as long as the handler wants, which
+// is half-closure; here the close is already decided and only deferred.
+void SocketChannel::close_when_drained() {
+  ChannelOutboundBuffer* out = unsafe().outbound_buffer();
+  const auto timeout = config().eof_drain_timeout();
+  if (out == nullptr || out->is_empty() || timeout.count() <= 0) {
+    unsafe().close(ChannelPromise{});
+    return;
+  }
+  input_shutdown_.store(true);  // no read is armed again (a pending wait completes idle)
+  read_pending_ = false;
+  maybe_more_ = false;
+  draining_ = true;
+  std::weak_ptr<SocketChannel> weak = shared_from_this();
+  ScheduledFuture<void> deadline = loop_.schedule(timeout, [weak] {
+    auto self = weak.lock();
+    if (!self || !self->draining_ || !self->is_active()) return;
+    spdlog::debug("[id: 0x{}] closing: the flushed writes did not drain within {} ms of EOF",
+                  self->id().as_short_text(), self->config().eof_drain_timeout().count());
+    self->unsafe().close(ChannelPromise{});
+  });
+  eof_drain_deadline_.store(deadline.deadline_nanos(), std::memory_order_release);
+  drain_timeout_ = std::move(deadline);
+  spdlog::debug("[id: 0x{}] EOF: writing {} flushed bytes before closing", id().as_short_text(),
+                out->total_pending_write_bytes());
+  // Flushed writes normally wait for writability already; if not, this writes them (and may
+  // finish the drain at once).
+  unsafe().write_flushed();
 }
 
 // --- writing ----------------------------------------------------------------------------------
@@ -390,6 +430,29 @@ void SocketChannel::on_write_ready(void* self, const std::error_code& ec) {
 }
 
 void SocketChannel::do_write(ChannelOutboundBuffer& out) {
+  if (!draining_) {
+    write_flushed_messages(out);
+    return;
+  }
+  try {
+    write_flushed_messages(out);
+  } catch (...) {
+    // The drain ends with the write error (EPIPE, ECONNRESET: the peer closed fully).
+    // Channel::Unsafe fails the flushed writes with it and, with auto_close, closes; without
+    // auto_close the close that the FIN decided still comes, after Unsafe is done.
+    if (!config().auto_close()) {
+      asio::post(loop_.io_context(),
+                 [self = shared_from_this()] { self->unsafe().close(ChannelPromise{}); });
+    }
+    throw;
+  }
+  if (out.is_empty() && is_active()) {
+    spdlog::debug("[id: 0x{}] flushed writes drained after EOF: closing", id().as_short_text());
+    unsafe().close(ChannelPromise{});  // Unsafe keeps `out` alive until the flush returns
+  }
+}
+
+void SocketChannel::write_flushed_messages(ChannelOutboundBuffer& out) {
   if (waiting_write_ || !socket_.is_open()) return;  // the writability wait continues
   if (output_shutdown_.load()) {
     out.fail_flushed(std::make_exception_ptr(ClosedChannelError("output is shut down")), true);

@@ -99,12 +99,14 @@ struct EchoServer {
   std::uint16_t port = 0;
 };
 
-// A blocking client socket with 10 s send/receive timeouts.
+// A blocking client socket with 10 s send/receive timeouts. rcvbuf > 0 sets SO_RCVBUF before
+// the connect (so the window the peer sees is small from the start).
 class RawClient {
  public:
-  explicit RawClient(std::uint16_t port, int family = AF_INET) {
+  explicit RawClient(std::uint16_t port, int family = AF_INET, int rcvbuf = 0) {
     fd_ = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(fd_ >= 0);
+    if (rcvbuf > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     timeval tv{10, 0};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);

@@ -1,5 +1,6 @@
 // ChannelConfig: the per-channel settings the pipeline and transports read: auto_read, the write
-// buffer water marks, the buffer allocator, reads per wake-up and the connect timeout.
+// buffer water marks, the buffer allocator, reads per wake-up, the connect timeout and how long
+// a channel may go on writing after the peer's FIN.
 #pragma once
 
 #include <atomic>
@@ -19,6 +20,7 @@ class ChannelConfig {
   static constexpr std::size_t kDefaultWriteBufferLowWaterMark = 32 * 1024;
   static constexpr int kDefaultMaxMessagesPerRead = 16;
   static constexpr std::chrono::milliseconds kDefaultConnectTimeout{30'000};
+  static constexpr std::chrono::milliseconds kDefaultEofDrainTimeout{30'000};
 
   explicit ChannelConfig(Channel& channel) noexcept : channel_(&channel) {}
   ChannelConfig(const ChannelConfig&) = delete;
@@ -62,6 +64,21 @@ class ChannelConfig {
     return *this;
   }
 
+  // Without half-closure, a peer's FIN (end of stream) closes the channel, but only once the
+  // writes already flushed (and those flushed until then) have gone to the socket: the channel
+  // stops reading and stays active meanwhile. This bounds that drain, measured from the end of
+  // stream on the loop's clock: when it runs out, the channel closes and what is left fails with
+  // ClosedChannelError (a peer that sent FIN and reads nothing cannot hold the connection).
+  // 0 (or less) closes at the end of stream at once, dropping what was not written yet (the
+  // behaviour before the drain). Read at the end of stream; with half-closure it does not apply.
+  std::chrono::milliseconds eof_drain_timeout() const noexcept {
+    return std::chrono::milliseconds(eof_drain_timeout_ms_.load(std::memory_order_relaxed));
+  }
+  ChannelConfig& set_eof_drain_timeout(std::chrono::milliseconds timeout) noexcept {
+    eof_drain_timeout_ms_.store(timeout.count(), std::memory_order_relaxed);
+    return *this;
+  }
+
   // Close the channel when a write fails (Netty's AUTO_CLOSE).
   bool auto_close() const noexcept { return auto_close_.load(std::memory_order_relaxed); }
   ChannelConfig& set_auto_close(bool on) noexcept {
@@ -78,6 +95,7 @@ class ChannelConfig {
   std::atomic<ByteBufAllocator*> allocator_{&ByteBufAllocator::default_allocator()};
   std::atomic<int> max_messages_per_read_{kDefaultMaxMessagesPerRead};
   std::atomic<std::int64_t> connect_timeout_ms_{kDefaultConnectTimeout.count()};
+  std::atomic<std::int64_t> eof_drain_timeout_ms_{kDefaultEofDrainTimeout.count()};
 };
 
 }  // namespace trellis

@@ -17,6 +17,7 @@
 
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/ring_buffer.hpp>
+#include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/testing/embedded_event_loop.hpp>
 
 namespace trellis {
@@ -123,7 +124,9 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel
   bool is_output_shutdown() const noexcept override { return output_shutdown_; }
   // The peer shut its output down: with allow_half_closure, ChannelInputShutdownEvent (the
   // decoders' end of input) and later inbound writes are refused; without it, the channel closes
-  // (as a socket does at EOF).
+  // as a socket does at EOF: at once when nothing flushed waits for the peer, else (inbound
+  // writes refused, no event) once the flushed writes are taken, or when
+  // config().eof_drain_timeout() has passed on the channel's clock.
   void shutdown_input();
   void set_allow_half_closure(bool on) noexcept { allow_half_closure_ = on; }
   bool is_input_shutdown() const noexcept { return input_shutdown_; }
@@ -220,6 +223,9 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel
   bool read_pending_ = false;
   bool delivered_ = false;  // messages fired since the last read_complete (auto_read on)
   bool reading_ = false;
+  // From shutdown_input (without half-closure) to the close: flushed writes wait for the peer.
+  bool draining_ = false;
+  std::optional<ScheduledFuture<void>> drain_timeout_;
   SocketAddress local_ = SocketAddress::embedded("embedded");
   SocketAddress remote_ = SocketAddress::embedded("embedded");
 };

@@ -34,6 +34,8 @@ struct ChannelOptions {
   std::optional<ByteBufAllocator*> allocator;
   std::optional<int> max_messages_per_read;
   std::optional<std::chrono::milliseconds> connect_timeout;
+  // ChannelConfig::eof_drain_timeout: how long a peer's FIN may wait for flushed writes.
+  std::optional<std::chrono::milliseconds> eof_drain_timeout;
   std::optional<bool> allow_half_closure;
 
   // Applies the socket options that fit the address family of fd (TCP options only on TCP).
@@ -73,6 +75,8 @@ inline constexpr ChannelOption<int> max_messages_per_read{&ChannelOptions::max_m
                                                           "MAX_MESSAGES_PER_READ"};
 inline constexpr ChannelOption<std::chrono::milliseconds> connect_timeout{
     &ChannelOptions::connect_timeout, "CONNECT_TIMEOUT"};
+inline constexpr ChannelOption<std::chrono::milliseconds> eof_drain_timeout{
+    &ChannelOptions::eof_drain_timeout, "EOF_DRAIN_TIMEOUT"};
 inline constexpr ChannelOption<bool> allow_half_closure{&ChannelOptions::allow_half_closure,
                                                         "ALLOW_HALF_CLOSURE"};
 }  // namespace channel_option

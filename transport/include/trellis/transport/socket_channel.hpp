@@ -1,10 +1,13 @@
 // SocketChannel: a connected stream socket (TCP over IPv4/IPv6, or a Unix domain stream
 // socket) on an EventLoop. Reads are reactive (wait for readability, then read non-blocking
 // into a pooled ByteBuf of adaptive size); writes gather the flushed ByteBufs into one sendmsg.
+// A peer's FIN closes the channel once what was flushed has been written (see on_eof), unless
+// half-closure is allowed.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -55,12 +58,23 @@ class SocketChannel final : public Channel,
   // Shuts the output down (sends FIN) from any thread; pending writes fail.
   Future<void> shutdown_output() override;
   bool is_output_shutdown() const noexcept override { return output_shutdown_.load(); }
+  // True once the peer's FIN was read: with half-closure, and also while the channel (without
+  // half-closure) writes its flushed output before it closes.
   bool is_input_shutdown() const noexcept { return input_shutdown_.load(); }
   // With half-closure allowed, a peer's FIN fires ChannelInputShutdownEvent instead of closing.
+  // Without it (the default) the channel stops reading and closes once the writes flushed so
+  // far are written, within config().eof_drain_timeout() of the FIN.
   void set_allow_half_closure(bool on) noexcept { allow_half_closure_.store(on); }
   bool allow_half_closure() const noexcept { return allow_half_closure_.load(); }
   // The current adaptive read size (for tests).
   std::size_t read_size() const noexcept { return read_size_; }
+  // When a peer's FIN started a drain of the flushed writes (no half-closure): its deadline on
+  // the loop's clock (current_time_nanos()); it stays set after the close. For tests.
+  std::optional<std::int64_t> eof_drain_deadline_nanos() const noexcept {
+    const std::int64_t d = eof_drain_deadline_.load(std::memory_order_acquire);
+    if (d == kNoDeadline) return std::nullopt;
+    return d;
+  }
 
  protected:
   void do_register() override;
@@ -77,6 +91,7 @@ class SocketChannel final : public Channel,
  private:
   enum State : int { kOpen, kConnecting, kActive, kClosed };
   struct PrivateTag {};
+  static constexpr std::int64_t kNoDeadline = std::numeric_limits<std::int64_t>::min();
 
  public:
   SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int fd);
@@ -90,6 +105,9 @@ class SocketChannel final : public Channel,
   static void on_connect_wait(void* self, const std::error_code& ec);
   void on_readable(const std::error_code& ec);
   void on_eof();
+  // A FIN without half-closure: closes now, or once the flushed writes are written (a drain).
+  void close_when_drained();
+  void write_flushed_messages(ChannelOutboundBuffer& out);
   void arm_write();
   // After a send returned -1: true to try again (EINTR); false when the socket is full (a
   // writability wait is armed). Any other error is fired and rethrown for Channel::Unsafe.
@@ -131,6 +149,10 @@ class SocketChannel final : public Channel,
   std::size_t read_size_ = kInitialReadSize;
   int small_reads_ = 0;
   std::unique_ptr<ConnectState> connect_;  // while connecting
+  // From a peer's FIN (without half-closure) to the close: the flushed writes are being written.
+  bool draining_ = false;
+  std::optional<ScheduledFuture<void>> drain_timeout_;  // while draining
+  std::atomic<std::int64_t> eof_drain_deadline_{kNoDeadline};
   std::optional<SocketAddress> local_;
   std::optional<SocketAddress> remote_;
 };
