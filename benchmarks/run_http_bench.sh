@@ -8,6 +8,9 @@
 #   asio     benchmarks/peers/asio_http.cpp    raw standalone Asio, the "physical floor"
 #            (counts "\r\n\r\n", canned response; echoes Content-Length bodies)
 #   nginx    benchmarks/peers/nginx.conf       `return 200 "Hello, World!"`, 1 worker
+#   base     $BASE_BUILD/examples/http_echo_server: another build of trellis (an earlier commit),
+#            run like trellis, to compare two versions in one run (not in the default PEERS;
+#            never built here)
 #
 # Every server is started once, pinned to CPU $SERVER_CPU, and runs for the whole benchmark;
 # wrk runs pinned to CPU $CLIENT_CPU. Cases:
@@ -31,6 +34,7 @@
 # Knobs (environment): RUNS=3 SECS=10 CONNS=50 DEPTH=16 WARM_SECS=3 WARM_JVM_SECS=15
 #   PEERS="trellis netty beast asio nginx" CASES="plaintext pipelined post" SERVER_CPU=0
 #   CLIENT_CPU=1 BUILD=build/release OUT=build/http-bench JAVA_OPTS= SKIP_APT=1 (no apt at all)
+#   BASE_BUILD= (the build directory of the base peer)
 #   REBUILD=1 (rebuild http_echo_server even when it exists; by default it is built only if
 #   missing: configured like `scripts/build.sh release` if $BUILD is not configured yet)
 # Ports: trellis 18180, netty 18181, beast 18182, asio 18183, nginx 18184 (127.0.0.1 only).
@@ -55,6 +59,7 @@ OUT=${OUT:-build/http-bench}
 JAVA_OPTS=${JAVA_OPTS:-}
 SKIP_APT=${SKIP_APT:-}
 REBUILD=${REBUILD:-}
+BASE_BUILD=${BASE_BUILD:-}
 
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
@@ -63,8 +68,9 @@ LOGS="$OUT/logs"
 RUN_DIR="$OUT/run"
 mkdir -p "$LOGS" "$RUN_DIR"
 
-declare -A PORT=([trellis]=18180 [netty]=18181 [beast]=18182 [asio]=18183 [nginx]=18184)
-declare -A NOTE=([trellis]="echoes body" [netty]="reads body, answers hello"
+declare -A PORT=([trellis]=18180 [netty]=18181 [beast]=18182 [asio]=18183 [nginx]=18184
+                 [base]=18185)
+declare -A NOTE=([trellis]="echoes body" [base]="echoes body" [netty]="reads body, answers hello"
                  [beast]="reads body, answers hello" [asio]="echoes body"
                  [nginx]="discards body, answers hello")
 
@@ -150,6 +156,10 @@ build_all() {
   if has_peer trellis; then
     [ -x "$BUILD/examples/http_echo_server" ] || die "$BUILD/examples/http_echo_server missing"
   fi
+  if has_peer base; then
+    [ -x "$BASE_BUILD/examples/http_echo_server" ] ||
+      die "peer base: $BASE_BUILD/examples/http_echo_server missing (set BASE_BUILD)"
+  fi
   local cxx=(g++ -O2 -std=c++20 -Wall -Wextra)
   if has_peer beast && [ "$PEER_SRC/beast_http.cpp" -nt "$OUT/beast_http" ]; then
     log "== ${cxx[*]} -o $OUT/beast_http benchmarks/peers/beast_http.cpp -pthread (background)"
@@ -194,6 +204,7 @@ STARTED=()
 server_cmd() {  # peer -> the array CMD
   case $1 in
     trellis) CMD=("$BUILD/examples/http_echo_server" --host 127.0.0.1 --port "${PORT[trellis]}" --threads 1) ;;
+    base) CMD=("$BASE_BUILD/examples/http_echo_server" --host 127.0.0.1 --port "${PORT[base]}" --threads 1) ;;
     netty) CMD=(java $JAVA_OPTS -cp "$OUT/java:$NETTY_CP" HttpHello "${PORT[netty]}") ;;
     beast) CMD=("$OUT/beast_http" "${PORT[beast]}") ;;
     asio) CMD=("$OUT/asio_http" "${PORT[asio]}") ;;
@@ -509,6 +520,17 @@ declare -A MED_RPS=() MED_CPU=()
       printf '| %s | %s | %s | %s | %s |\n' "$c" \
         "$(ratio "${MED_RPS[$c,trellis]}" "${MED_RPS[$c,netty]:-NA}")" "$(ratio "${MED_CPU[$c,trellis]}" "${MED_CPU[$c,netty]:-NA}")" \
         "$(ratio "${MED_RPS[$c,trellis]}" "${MED_RPS[$c,asio]:-NA}")" "$(ratio "${MED_CPU[$c,trellis]}" "${MED_CPU[$c,asio]:-NA}")"
+    done
+    echo
+  fi
+  if has_peer trellis && has_peer base; then
+    echo "**trellis against base** ($BASE_BUILD; CPU/req below 1 = trellis is cheaper)"
+    echo
+    echo "| case | trellis/base req/s | trellis/base CPU/req |"
+    echo "|---|---|---|"
+    for c in $CASES; do
+      printf '| %s | %s | %s |\n' "$c" "$(ratio "${MED_RPS[$c,trellis]}" "${MED_RPS[$c,base]}")" \
+        "$(ratio "${MED_CPU[$c,trellis]}" "${MED_CPU[$c,base]}")"
     done
     echo
   fi

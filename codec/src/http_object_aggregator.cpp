@@ -14,8 +14,7 @@ void HttpObjectAggregator::channel_read(ChannelHandlerContext& ctx, Message msg)
   if (auto* head = msg.try_get<HttpRequest>()) {
     response_.reset();
     request_.reset();
-    pieces_.clear();
-    size_ = 0;
+    reset_body();
     discarding_ = false;
     // A body announced over the limit is refused before any of it is read (and, with
     // 100-continue, before it is invited); then, as Netty's aggregator, the expectation is
@@ -30,6 +29,7 @@ void HttpObjectAggregator::channel_read(ChannelHandlerContext& ctx, Message msg)
       discarding_ = true;
       return;
     }
+    announced_ = length;
     request_ = msg.take<HttpRequest>();
     return;
   }
@@ -45,8 +45,8 @@ void HttpObjectAggregator::channel_read(ChannelHandlerContext& ctx, Message msg)
   if (msg.is<HttpResponse>()) {
     response_ = msg.take<HttpResponse>();
     request_.reset();
-    pieces_.clear();
-    size_ = 0;
+    reset_body();
+    announced_ = detail::content_length_of(response_->headers);
     discarding_ = false;
     return;
   }
@@ -98,25 +98,39 @@ void HttpObjectAggregator::append(ChannelHandlerContext& ctx, ByteBuf piece) {
     oversized(ctx);
     return;
   }
-  pieces_.push_back(std::move(piece));
+  if (!body_.is_readable() && !body_owned_) {
+    body_ = std::move(piece);  // the usual case, a body in one piece: held as it came
+    return;
+  }
+  if (!body_owned_) {
+    // A second piece: from here on the pieces are copied, so that none of them keeps the
+    // (possibly much larger) receive buffer it was sliced from. The copy is sized for the
+    // announced length when there is one, and can never grow past the limit.
+    std::size_t initial = size_;
+    if (announced_ > 0) initial = std::max(initial, static_cast<std::size_t>(announced_));
+    ByteBuf copy = ctx.alloc().buffer(std::min(initial, max_content_length_), max_content_length_);
+    copy.write_bytes(body_);
+    body_ = std::move(copy);
+    body_owned_ = true;
+  }
+  body_.write_bytes(piece);
 }
 
-ByteBuf HttpObjectAggregator::take_body(ChannelHandlerContext& ctx) {
-  ByteBuf body;
-  if (pieces_.size() == 1) {
-    body = std::move(pieces_.front());  // the usual case: no copy
-  } else if (pieces_.size() > 1) {
-    body = ctx.alloc().buffer(size_);
-    for (auto& p : pieces_) body.write_bytes(p);
-  }
-  pieces_.clear();
-  size_ = 0;
+ByteBuf HttpObjectAggregator::take_body(ChannelHandlerContext&) {
+  ByteBuf body = std::move(body_);
+  reset_body();
   return body;
 }
 
-void HttpObjectAggregator::oversized(ChannelHandlerContext& ctx) {
-  pieces_.clear();
+void HttpObjectAggregator::reset_body() noexcept {
+  body_ = ByteBuf();
+  body_owned_ = false;
+  announced_ = -1;
   size_ = 0;
+}
+
+void HttpObjectAggregator::oversized(ChannelHandlerContext& ctx) {
+  reset_body();
   discarding_ = true;
   if (request_) {
     request_.reset();
@@ -131,8 +145,7 @@ void HttpObjectAggregator::oversized(ChannelHandlerContext& ctx) {
 void HttpObjectAggregator::channel_inactive(ChannelHandlerContext& ctx) {
   request_.reset();
   response_.reset();
-  pieces_.clear();
-  size_ = 0;
+  reset_body();
   ctx.fire_channel_inactive();
 }
 

@@ -39,6 +39,7 @@ HttpParser::HttpParser(Kind kind, HttpParserLimits limits) : kind_(kind), limits
 void HttpParser::reset() noexcept {
   state_ = State::kStart;
   remaining_ = 0;
+  extension_bytes_ = 0;
   scan_pos_ = line_start_ = first_line_end_ = lines_ = 0;
 }
 
@@ -176,6 +177,11 @@ HttpParser::Event HttpParser::parse_chunk_size(ByteBuf& in) {
     const auto trimmed = trim_ows(ext);
     if (trimmed.empty() || trimmed.front() != ';') fail(400, "malformed chunk extension");
     if (ext.size() > limits_.max_chunk_extension_length) fail(400, "chunk extension too long");
+    extension_bytes_ += ext.size();
+    if (extension_bytes_ > limits_.max_chunk_extensions_per_message) {
+      fail(400, "chunk extensions of the message longer than " +
+                    std::to_string(limits_.max_chunk_extensions_per_message) + " bytes");
+    }
     for (char c : ext) {
       if (!is_field_char(c)) fail(400, "invalid chunk extension");
     }

@@ -316,6 +316,7 @@ void HttpParser::frame_body(const HttpHeaders& headers, const FramingFields& fra
     }
     if (!chunked) fail(400, "empty Transfer-Encoding");
     state_ = State::kChunkSize;
+    extension_bytes_ = 0;
     return;
   }
   if (framing.has_cl) {

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include <trellis/codec/decoder_error.hpp>
 #include <trellis/codec/http/http_date.hpp>
@@ -149,6 +150,49 @@ TEST_CASE("the aggregator joins a head and its pieces without copying a single p
   auto one = ch.read_inbound<FullHttpRequest>();
   REQUIRE(one);
   CHECK(one->content.to_string() == "x");
+}
+
+TEST_CASE("the aggregator keeps no receive buffer of a body that came in many small pieces") {
+  // Each piece is one byte sliced from its own 64 KiB buffer, as one-byte chunks or one byte per
+  // segment arrive from the socket. Holding the slices would pin 64 KiB per body byte.
+  constexpr std::size_t kPieces = 100;
+  EmbeddedChannel ch{std::make_shared<HttpObjectAggregator>(1024)};
+  auto req = get("/up");
+  req.method = HttpMethod::kPost;
+  req.headers.add(header::kTransferEncoding, "chunked");
+  ch.write_inbound(std::move(req));
+  std::vector<ByteBuf> reads;
+  for (std::size_t i = 0; i < kPieces; ++i) {
+    ByteBuf read = ByteBuf::from(std::string(64 * 1024, static_cast<char>('a' + i % 26)));
+    HttpContent piece{read.slice(0, 1)};
+    reads.push_back(std::move(read));
+    ch.write_inbound(std::move(piece));
+    // Only the piece that arrived last may still be held as it came.
+    for (std::size_t j = 0; j + 1 < reads.size(); ++j) REQUIRE(reads[j].ref_count() == 1);
+  }
+  ch.write_inbound(LastHttpContent{});
+  auto full = ch.read_inbound<FullHttpRequest>();
+  REQUIRE(full);
+  std::string expected;
+  for (std::size_t i = 0; i < kPieces; ++i) expected += static_cast<char>('a' + i % 26);
+  CHECK(full->content.to_string() == expected);
+  CHECK(full->content.capacity() <= 2 * expected.size());
+  for (auto& read : reads) CHECK(read.ref_count() == 1);
+}
+
+TEST_CASE("the aggregator sizes the copy of a body in pieces for its announced length") {
+  EmbeddedChannel ch{std::make_shared<HttpObjectAggregator>(1 << 20)};
+  auto req = get("/up");
+  req.method = HttpMethod::kPost;
+  req.headers.add(header::kContentLength, "10000");
+  ch.write_inbound(std::move(req));
+  for (int i = 0; i < 9; ++i) ch.write_inbound(HttpContent{ByteBuf::from(std::string(1000, 'x'))});
+  ch.write_inbound(LastHttpContent{ByteBuf::from(std::string(1000, 'y')), {}});
+  auto full = ch.read_inbound<FullHttpRequest>();
+  REQUIRE(full);
+  CHECK(full->content.readable_bytes() == 10000);
+  CHECK(full->content.capacity() == 10000);  // one buffer of the announced size, never regrown
+  CHECK(full->content.to_string().substr(8990, 20) == std::string(10, 'x') + std::string(10, 'y'));
 }
 
 TEST_CASE("an oversized request is answered with 413 and the connection closes") {

@@ -236,6 +236,26 @@ TEST_CASE("chunk sizes and extensions are validated") {
   CHECK(error_status(head + "10\r\n", small) == 0);
 }
 
+TEST_CASE("the chunk extensions of one message are bounded together, and counted per message") {
+  const std::string head = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+  HttpParserLimits limits;
+  limits.max_chunk_extensions_per_message = 100;
+  const std::string ext = ";e=" + std::string(17, 'x');  // 20 bytes
+  std::string five, six;
+  for (int i = 0; i < 5; ++i) five += "1" + ext + "\r\nX\r\n";
+  six = five + "1" + ext + "\r\nX\r\n";
+  CHECK(error_status(head + five + "0\r\n\r\n", limits) == 0);  // exactly at the limit
+  CHECK(error_status(head + six + "0\r\n\r\n", limits) == 400);
+  // A second message starts from zero: two messages at the limit each are fine.
+  CHECK(error_status(head + five + "0\r\n\r\n" + head + five + "0\r\n\r\n", limits) == 0);
+  // The default: 64 KiB per message, so 1,000-byte extensions are refused at the 66th chunk.
+  std::string flood = head;
+  const std::string long_ext = ";e=" + std::string(997, 'x');
+  for (int i = 0; i < 65; ++i) flood += "1" + long_ext + "\r\nX\r\n";
+  CHECK(error_status(flood) == 0);
+  CHECK(error_status(flood + "1" + long_ext + "\r\nX\r\n") == 400);
+}
+
 TEST_CASE("limits: a long request line is 414, a large header block or many fields 431") {
   CHECK(error_status("GET /" + std::string(5000, 'a') + " HTTP/1.1\r\nHost: h\r\n\r\n") == 414);
   CHECK(error_status("GET /" + std::string(5000, 'a')) == 414);  // before the line even ends

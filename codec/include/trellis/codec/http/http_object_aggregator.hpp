@@ -5,11 +5,14 @@
 // TooLongFrameError. As Netty's, it answers a request's expectation itself, as
 // HttpServerExpectContinueHandler does (100 Continue, 417 for an unknown one), and refuses a
 // 100-continue request whose announced body is over the limit with 413 instead of inviting it.
+// Memory: a body that arrives in one piece is passed on as that piece (no copy); from the second
+// piece on the pieces are copied into one buffer of at most max_content_length bytes, so a body
+// sent in tiny pieces (one-byte chunks, one byte per segment) never pins the receive buffers its
+// pieces were sliced from: what is held is the limit plus one piece.
 #pragma once
 
 #include <cstddef>
 #include <optional>
-#include <vector>
 
 #include <trellis/codec/http/http_message.hpp>
 #include <trellis/pipeline/channel_handler.hpp>
@@ -33,7 +36,11 @@ class HttpObjectAggregator : public ChannelInboundHandler {
   std::size_t max_content_length_;
   std::optional<HttpRequest> request_;
   std::optional<HttpResponse> response_;
-  std::vector<ByteBuf> pieces_;
+  void reset_body() noexcept;
+
+  ByteBuf body_;                 // the first piece as it came, or the copy of all pieces so far
+  bool body_owned_ = false;      // body_ is our copy (from the second piece on)
+  std::int64_t announced_ = -1;  // the head's Content-Length, to size the copy (-1: none)
   std::size_t size_ = 0;
   bool discarding_ = false;  // after an oversized message, until its last content
 };

@@ -21,7 +21,11 @@ struct HttpParserLimits {
   std::size_t max_header_size = 8192;          // the field lines of a head or trailer: 431 beyond
   std::size_t max_header_count = 100;          // 431 beyond
   std::uint64_t max_chunk_size = 16u << 20;    // one chunk of a chunked body: 413 beyond
-  std::size_t max_chunk_extension_length = 1024;
+  std::size_t max_chunk_extension_length = 1024;  // the extensions of one chunk: 400 beyond
+  // The chunk extensions of one message together: 400 beyond. They carry nothing the server uses
+  // (they are checked and dropped), so a sender of tiny chunks with long extensions costs parse
+  // time for no body: this caps that at a bounded amount per message.
+  std::size_t max_chunk_extensions_per_message = 64 * 1024;
   std::uint64_t max_content_length = std::numeric_limits<std::int64_t>::max();  // 413 beyond
 };
 
@@ -147,8 +151,9 @@ class HttpParser {
   HttpParserLimits limits_;
   State state_ = State::kStart;
   bool next_bodyless_ = false;
-  std::uint64_t remaining_ = 0;  // bytes left of a fixed body or of the current chunk
-  std::size_t scan_pos_ = 0;     // how far scan_head got (relative to the reader index)
+  std::uint64_t remaining_ = 0;      // bytes left of a fixed body or of the current chunk
+  std::size_t extension_bytes_ = 0;  // chunk extensions seen in the current message
+  std::size_t scan_pos_ = 0;         // how far scan_head got (relative to the reader index)
   std::size_t line_start_ = 0;
   std::size_t first_line_end_ = 0;
   std::size_t lines_ = 0;
