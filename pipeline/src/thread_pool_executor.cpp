@@ -168,10 +168,4 @@ void ThreadPoolExecutor::run_worker(std::size_t index) {
   }
 }
 
-EventExecutor& default_executor() {
-  static auto* pool = new ThreadPoolExecutor(
-      std::max<std::size_t>(2, std::thread::hardware_concurrency()), "trellis-default");
-  return *pool;
-}
-
 }  // namespace trellis

@@ -18,6 +18,7 @@ EventLoopGroup::EventLoopGroup(std::size_t n) : shared_(std::make_shared<Shared>
 }
 
 EventLoopGroup::~EventLoopGroup() {
+  uninstall_default_executor_provider(as_default_);
   if (contains_current_thread()) {
     spdlog::error(
         "trellis: EventLoopGroup destroyed from one of its own threads; its loops shut down and "
@@ -35,6 +36,17 @@ EventLoopGroup::~EventLoopGroup() {
   }
   shutdown_gracefully(std::chrono::nanoseconds(0), std::chrono::seconds(15));
   join();
+}
+
+EventExecutor& EventLoopGroup::AsDefault::executor() noexcept {
+  for (auto& loop : group_.loops_) {
+    if (loop->in_event_loop()) return *loop;
+  }
+  return group_.next();
+}
+
+bool install_event_loop_group_as_default_executor(EventLoopGroup& group) noexcept {
+  return install_default_executor_provider(group.as_default_);
 }
 
 EventLoop& EventLoopGroup::next() noexcept {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <trellis/pipeline/abstract_scheduled_event_executor.hpp>
+#include <trellis/pipeline/default_executor.hpp>
 
 namespace trellis {
 
@@ -51,9 +52,5 @@ class ThreadPoolExecutor final : public AbstractScheduledEventExecutor {
   std::int64_t last_activity_ = 0;
   std::size_t running_workers_ = 0;
 };
-
-// The process-wide pool (one thread per core, at least two) for tasks started without a loop.
-// It lives until the process exits.
-EventExecutor& default_executor();
 
 }  // namespace trellis

@@ -1,4 +1,5 @@
-// EventLoopGroup: N event loops (one thread each) handed out round robin by next().
+// EventLoopGroup: N event loops (one thread each) handed out round robin by next(), and
+// install_event_loop_group_as_default_executor, which makes them what default_executor() hands out.
 #pragma once
 
 #include <atomic>
@@ -6,6 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include <trellis/pipeline/default_executor.hpp>
+#include <trellis/pipeline/task.hpp>
 #include <trellis/transport/event_loop.hpp>
 
 namespace trellis {
@@ -22,6 +25,12 @@ class EventLoopGroup {
   EventLoopGroup& operator=(const EventLoopGroup&) = delete;
 
   EventLoop& next() noexcept;
+  // Starts task on the next loop (EventExecutor::spawn): it runs there, and resumes there after
+  // every co_await.
+  template <class T>
+  Future<T> spawn(Task<T> task) {
+    return next().spawn(std::move(task));
+  }
   std::size_t size() const noexcept { return loops_.size(); }
   EventLoop& operator[](std::size_t i) const noexcept { return *loops_[i]; }
   bool contains_current_thread() const noexcept;
@@ -52,6 +61,18 @@ class EventLoopGroup {
   void join();
 
  private:
+  friend bool install_event_loop_group_as_default_executor(EventLoopGroup& group) noexcept;
+  // default_executor() while this group is installed: the calling thread's loop when it is
+  // one of ours (no hop), else the next loop.
+  class AsDefault final : public DefaultExecutorProvider {
+   public:
+    explicit AsDefault(EventLoopGroup& group) : group_(group) {}
+    EventExecutor& executor() noexcept override;
+
+   private:
+    EventLoopGroup& group_;
+  };
+
   std::vector<std::shared_ptr<EventLoop>> loops_;
   std::atomic<std::size_t> next_{0};
   struct Shared {
@@ -59,6 +80,14 @@ class EventLoopGroup {
     Promise<void> termination;
   };
   std::shared_ptr<Shared> shared_;
+  AsDefault as_default_{*this};
 };
+
+// Makes default_executor() hand out group's loops: on one of them, that loop; elsewhere the
+// group's next(). So tasks spawned on default_executor() and their continuations run on the
+// group's loops instead of the process-wide pool. Returns false, changing nothing, when
+// default_executor() has already handed out the pool or another group is installed. The group
+// uninstalls itself when destroyed; from then on default_executor() is the pool again.
+bool install_event_loop_group_as_default_executor(EventLoopGroup& group) noexcept;
 
 }  // namespace trellis
