@@ -157,8 +157,11 @@ void resume_on_executor(EventExecutor* executor, std::coroutine_handle<> h) noex
   }
   try {
     executor->execute([h] { h.resume(); });
-  } catch (const std::exception& e) {
-    spdlog::error("trellis: executor rejected a task resumption: {}", e.what());
+  } catch (const RejectedExecutionError&) {
+    // Shut down between the check above and the post: resume here, as for a terminated
+    // executor, so that the task runs to its end (its next suspension on that executor fails
+    // with RejectedExecutionError) instead of never resuming and leaving its future pending.
+    h.resume();
   }
 }
 

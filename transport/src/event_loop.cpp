@@ -109,11 +109,14 @@ void EventLoop::join() {
 }
 
 void EventLoop::execute(UniqueFunction<void()> fn) {
-  if (state_.load(std::memory_order_acquire) >= kShutdown) {
-    throw RejectedExecutionError("event loop " + name_ + " is shut down");
-  }
   {
+    // The state is read under the queue's lock, and finish_shutdown() changes it under the same
+    // lock before its last look at the queue: a task is either queued in time to run there or
+    // refused here, never queued behind the last look and dropped.
     std::lock_guard lock(queue_mutex_);
+    if (state_.load(std::memory_order_acquire) >= kShutdown) {
+      throw RejectedExecutionError("event loop " + name_ + " is shut down");
+    }
     incoming_.push_back(std::move(fn));
   }
   post_drain();
@@ -147,12 +150,12 @@ void EventLoop::on_scheduled_task_added(std::int64_t deadline) {
 }
 
 void EventLoop::schedule_from_outside(detail::ScheduledTaskBase* task) {
-  if (state_.load(std::memory_order_acquire) >= kShutdown) {
-    throw RejectedExecutionError("event loop " + name_ + " is shut down");
-  }
   auto deadline = task->deadline_nanos();
   {
-    std::lock_guard lock(queue_mutex_);
+    std::lock_guard lock(queue_mutex_);  // as in execute()
+    if (state_.load(std::memory_order_acquire) >= kShutdown) {
+      throw RejectedExecutionError("event loop " + name_ + " is shut down");
+    }
     incoming_.push_back([this, task] { add_scheduled_task(task); });
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -245,7 +248,10 @@ void EventLoop::finish_shutdown() {
   auto hooks = std::move(shutdown_hooks_);
   for (auto& hook : hooks) run_logged(hook);
   run_queued_tasks();
-  state_.store(kShutdown, std::memory_order_release);
+  {
+    std::lock_guard lock(queue_mutex_);  // see execute()
+    state_.store(kShutdown, std::memory_order_release);
+  }
   run_queued_tasks();
   cancel_scheduled_tasks();
   timer_.cancel();

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <future>
 #include <latch>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -270,4 +271,55 @@ TEST_CASE("the loop's coarse clock is its monotonic clock at the kernel's tick")
     CHECK(coarse <= after);
     CHECK(coarse > before - 1'000'000'000);
   }
+}
+
+TEST_CASE("a task accepted while the loop shuts down runs; one that is not is refused") {
+  // Submitters race the last look at the queue. Every execute() that returned (did not throw
+  // RejectedExecutionError) must have run by termination.
+  for (int round = 0; round < 50; ++round) {
+    auto loop = std::make_unique<EventLoop>();
+    std::atomic<int> accepted{0};
+    std::atomic<int> ran{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> submitters;
+    for (int t = 0; t < 2; ++t) {
+      submitters.emplace_back([&] {
+        while (!go.load()) std::this_thread::yield();
+        for (;;) {
+          try {
+            loop->execute([&ran] { ran.fetch_add(1); });
+            accepted.fetch_add(1);
+          } catch (const RejectedExecutionError&) {
+            return;
+          }
+        }
+      });
+    }
+    go.store(true);
+    std::this_thread::sleep_for(std::chrono::microseconds(200 * (round % 5)));
+    loop->shutdown_gracefully(0ns, 0ns);
+    loop->termination_future().get();
+    for (auto& t : submitters) t.join();
+    REQUIRE(ran.load() == accepted.load());
+  }
+}
+
+TEST_CASE("a task asleep when its loop shuts down completes with CancelledError") {
+  EventLoop loop;
+  std::atomic<bool> cancelled{false};
+  auto f = loop.spawn([](std::atomic<bool>& c) -> Task<void> {
+    try {
+      co_await sleep_for(1h);
+    } catch (const CancelledError&) {
+      c.store(true);
+      throw;
+    }
+  }(cancelled));
+  loop.submit([] {}).get();  // the task has started and is asleep
+  REQUIRE_FALSE(f.is_done());
+  loop.shutdown_gracefully(0ns, 0ns);
+  loop.termination_future().get();
+  REQUIRE(f.is_done());
+  CHECK(cancelled.load());
+  CHECK_THROWS_AS(f.get(), CancelledError);
 }

@@ -43,7 +43,16 @@ class AbstractScheduledEventExecutor : public EventExecutor {
   // Runs every task due at now (periodic tasks catch up). Returns how many ran.
   std::size_t run_due_scheduled_tasks(std::int64_t now);
   // Cancels and drops every queued task (at shutdown).
-  void cancel_scheduled_tasks() { cancel_and_release(take_scheduled_tasks()); }
+  // Cancelling a task's sleep resumes the task inline (with CancelledError), and it may schedule
+  // again: those are cancelled in further rounds (a few; a task that keeps sleeping after being
+  // cancelled that often is left queued).
+  void cancel_scheduled_tasks() {
+    for (int round = 0; round < 8; ++round) {
+      auto tasks = take_scheduled_tasks();
+      if (tasks.empty()) return;
+      cancel_and_release(tasks);
+    }
+  }
   // The two halves of cancel_scheduled_tasks(), for executors that guard the queue with a lock:
   // take the tasks under the lock, cancel them outside it.
   std::vector<detail::ScheduledTaskBase*> take_scheduled_tasks() { return scheduled_.take_all(); }

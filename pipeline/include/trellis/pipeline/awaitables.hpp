@@ -3,6 +3,7 @@
 // cancellation points: a cancelled task wakes from them with CancelledError.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <coroutine>
 
@@ -27,34 +28,43 @@ EventExecutor* executor_or_current(TaskContext* ctx);
 void post_resume(EventExecutor* executor, std::coroutine_handle<> h);
 [[noreturn]] void throw_cancelled();
 
-class SleepAwaiter final : private CancelHook {
+// The timer is a scheduled no-op whose completion (fired, cancelled by the task's cancellation,
+// or cancelled by the executor's shutdown) resumes the task through a completion node embedded
+// here: one path resumes, exactly once, whichever thread completes it. A cancellation that took
+// the hook may still be using the awaiter when the timer resumes the task on another thread
+// (pools): await_resume waits for it to let go (cancel_done_) before the awaiter can die.
+class SleepAwaiter final : private CancelHook, private CompletionNode {
  public:
   explicit SleepAwaiter(std::int64_t nanos) noexcept : nanos_(nanos) {}
   bool await_ready() const noexcept { return nanos_ <= 0; }
   template <class P>
-  void await_suspend(std::coroutine_handle<P> h) {
+  bool await_suspend(std::coroutine_handle<P> h) {
     ctx_ = task_context_of(h);
-    if (ctx_ && ctx_->cancel_requested) {
+    if (ctx_ && ctx_->cancel_requested.load(std::memory_order_acquire)) {
       cancelled_ = true;
-      resume_on_executor(ctx_->executor, h);
-      return;
+      return false;  // resume at once, with CancelledError
     }
-    suspend(executor_or_current(ctx_), h);
+    return suspend(executor_or_current(ctx_), h);
   }
   void await_resume() {
-    if (ctx_) ctx_->cancel_hook = nullptr;
+    if (hook_published_) release_hook();
     if (cancelled_) throw_cancelled();
   }
 
  private:
-  void suspend(EventExecutor* ex, std::coroutine_handle<> h);
+  bool suspend(EventExecutor* ex, std::coroutine_handle<> h);
+  void release_hook() noexcept;
   void on_cancel() noexcept override;
+  static void on_timer_done(CompletionNode* self, StateBase& state) noexcept;
 
   std::int64_t nanos_;
   TaskContext* ctx_ = nullptr;
+  EventExecutor* executor_ = nullptr;
   std::coroutine_handle<> handle_;
-  ScheduledFuture<void> timer_;
+  StateRef<FutureState<void>> timer_;
   bool cancelled_ = false;
+  bool hook_published_ = false;
+  std::atomic<bool> cancel_done_{false};
 };
 
 class YieldAwaiter {

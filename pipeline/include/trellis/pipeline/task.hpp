@@ -3,6 +3,7 @@
 // share one TaskContext that knows the executor to resume on and whether cancellation was asked.
 #pragma once
 
+#include <atomic>
 #include <coroutine>
 #include <exception>
 #include <type_traits>
@@ -28,8 +29,12 @@ class CancelHook {
 // Shared by a spawned task and all tasks it awaits; touched only on the task's executor.
 struct TaskContext {
   EventExecutor* executor = nullptr;
-  bool cancel_requested = false;
-  CancelHook* cancel_hook = nullptr;
+  // Set by a cancellation (on the task's executor: on a pool, maybe another thread than the one
+  // the task runs on), read at the task's cancellation points.
+  std::atomic<bool> cancel_requested{false};
+  // The suspension point the task waits at, if it can be interrupted; taken (exchanged for
+  // nullptr) by whoever interrupts it or by the point itself when it resumes.
+  std::atomic<CancelHook*> cancel_hook{nullptr};
 };
 
 class TaskPromiseBase {
