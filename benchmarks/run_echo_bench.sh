@@ -106,14 +106,21 @@ if has_peer trellis; then
   [ -x "$BUILD/examples/echo_server" ] || die "$BUILD/examples/echo_server missing (BUILD_TRELLIS=1 builds it)"
 fi
 stale() { [ ! -e "$1" ] || [ "$2" -nt "$1" ]; }  # target source
+# The C++ peers and the client get the flags of trellis's Release build (-O3 -DNDEBUG, LTO); a
+# change of flags rebuilds them.
+PEER_CXXFLAGS=${PEER_CXXFLAGS:--O3 -DNDEBUG -flto=auto}
+if [ "$(cat "$OUT/peer-cxxflags" 2>/dev/null)" != "$PEER_CXXFLAGS" ]; then
+  rm -f "$OUT/pingpong" "$OUT/asio_echo"
+  echo "$PEER_CXXFLAGS" >"$OUT/peer-cxxflags"
+fi
 if stale "$OUT/pingpong" benchmarks/peers/pingpong.cpp; then
-  log "building pingpong"
-  g++ -O2 -std=c++20 -Wall -Wextra benchmarks/peers/pingpong.cpp -o "$OUT/pingpong" >>"$OUT/logs/build.log" 2>&1 ||
+  log "building pingpong ($PEER_CXXFLAGS)"
+  g++ $PEER_CXXFLAGS -std=c++20 -Wall -Wextra benchmarks/peers/pingpong.cpp -o "$OUT/pingpong" >>"$OUT/logs/build.log" 2>&1 ||
     die "building pingpong failed, see $OUT/logs/build.log"
 fi
 if has_peer asio && stale "$OUT/asio_echo" benchmarks/peers/asio_echo.cpp; then
-  log "building asio_echo"
-  g++ -O2 -std=c++20 -DASIO_STANDALONE benchmarks/peers/asio_echo.cpp -o "$OUT/asio_echo" -pthread \
+  log "building asio_echo ($PEER_CXXFLAGS)"
+  g++ $PEER_CXXFLAGS -std=c++20 -DASIO_STANDALONE benchmarks/peers/asio_echo.cpp -o "$OUT/asio_echo" -pthread \
     >>"$OUT/logs/build.log" 2>&1 || die "building asio_echo failed, see $OUT/logs/build.log"
 fi
 NETTY_CP=""

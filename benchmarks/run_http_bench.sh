@@ -35,6 +35,7 @@
 #   PEERS="trellis netty beast asio nginx" CASES="plaintext pipelined post" SERVER_CPU=0
 #   CLIENT_CPU=1 BUILD=build/release OUT=build/http-bench JAVA_OPTS= SKIP_APT=1 (no apt at all)
 #   BASE_BUILD= (the build directory of the base peer)
+#   PEER_CXXFLAGS="-O3 -DNDEBUG -flto=auto" (the C++ peers' flags: those of trellis's Release build)
 #   REBUILD=1 (rebuild http_echo_server even when it exists; by default it is built only if
 #   missing: configured like `scripts/build.sh release` if $BUILD is not configured yet)
 # Ports: trellis 18180, netty 18181, beast 18182, asio 18183, nginx 18184 (127.0.0.1 only).
@@ -60,6 +61,7 @@ JAVA_OPTS=${JAVA_OPTS:-}
 SKIP_APT=${SKIP_APT:-}
 REBUILD=${REBUILD:-}
 BASE_BUILD=${BASE_BUILD:-}
+PEER_CXXFLAGS=${PEER_CXXFLAGS:--O3 -DNDEBUG -flto=auto}
 
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
@@ -160,7 +162,14 @@ build_all() {
     [ -x "$BASE_BUILD/examples/http_echo_server" ] ||
       die "peer base: $BASE_BUILD/examples/http_echo_server missing (set BASE_BUILD)"
   fi
-  local cxx=(g++ -O2 -std=c++20 -Wall -Wextra)
+  # The C++ peers get the flags of trellis's Release build (CMake's Release -O3 -DNDEBUG, and
+  # link-time optimisation as TRELLIS_LTO gives the example programs); a change of flags
+  # rebuilds them.
+  local cxx=(g++ $PEER_CXXFLAGS -std=c++20 -Wall -Wextra)
+  if [ "$(cat "$OUT/peer-cxxflags" 2>/dev/null)" != "$PEER_CXXFLAGS" ]; then
+    rm -f "$OUT/beast_http" "$OUT/asio_http"
+    echo "$PEER_CXXFLAGS" >"$OUT/peer-cxxflags"
+  fi
   if has_peer beast && [ "$PEER_SRC/beast_http.cpp" -nt "$OUT/beast_http" ]; then
     log "== ${cxx[*]} -o $OUT/beast_http benchmarks/peers/beast_http.cpp -pthread (background)"
     "${cxx[@]}" -o "$OUT/beast_http" "$PEER_SRC/beast_http.cpp" -pthread >"$LOGS/build-beast.log" 2>&1 &
@@ -356,6 +365,7 @@ build_all
   has_peer beast && echo "boost: $(sed -n 's/^#define BOOST_LIB_VERSION "\(.*\)"/\1/p' /usr/include/boost/version.hpp)"
   echo "asio: $(sed -n 's/^#define ASIO_VERSION \([0-9]*\).*/\1/p' /usr/include/asio/version.hpp 2>/dev/null)"
   echo "gcc: $(g++ --version 2>/dev/null | head -n 1)"
+  echo "flags: trellis CMake Release (-O3 -DNDEBUG, LTO: -flto=auto), C++ peers $PEER_CXXFLAGS"
   has_peer nginx && echo "nginx: $(nginx -v 2>&1)"
   echo "wrk: $(wrk -v 2>&1 | head -n 1)"
   echo "pinning: servers taskset -c $SERVER_CPU, wrk taskset -c $CLIENT_CPU"
