@@ -5,7 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include <trellis/pipeline/idle_state_handler.hpp>
@@ -283,4 +287,20 @@ TEST_CASE("the heartbeat example pings a quiet peer and drops a silent one") {
   ch.advance_by(1ns);  // 30 s after the last read
   CHECK_FALSE(ch.is_open());
   CHECK(ch.finish_and_release_all());
+}
+
+TEST_CASE("docs/handlers.md shows the heartbeat example as compiled here") {
+  const auto here = std::filesystem::path(__FILE__).parent_path();
+  const auto example_path = here / "examples" / "heartbeat.hpp";
+  const auto doc_path = here / ".." / ".." / "docs" / "handlers.md";
+  if (!std::filesystem::exists(example_path) || !std::filesystem::exists(doc_path)) return;
+  auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  const std::string example = slurp(example_path);
+  CHECK_FALSE(example.empty());
+  CHECK(slurp(doc_path).find(example) != std::string::npos);
 }
