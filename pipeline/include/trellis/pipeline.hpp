@@ -22,12 +22,16 @@
 #include <trellis/pipeline/default_executor.hpp>
 #include <trellis/pipeline/error.hpp>
 #include <trellis/pipeline/event_executor.hpp>
+#include <trellis/pipeline/flow_control_handler.hpp>
 #include <trellis/pipeline/future.hpp>
+#include <trellis/pipeline/idle_state_event.hpp>
+#include <trellis/pipeline/idle_state_handler.hpp>
 #include <trellis/pipeline/message.hpp>
 #include <trellis/pipeline/message_to_message_decoder.hpp>
 #include <trellis/pipeline/message_to_message_encoder.hpp>
 #include <trellis/pipeline/pooled_byte_buf_allocator.hpp>
 #include <trellis/pipeline/promise.hpp>
+#include <trellis/pipeline/read_timeout_handler.hpp>
 #include <trellis/pipeline/ring_buffer.hpp>
 #include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/pipeline/simple_channel_inbound_handler.hpp>
@@ -37,3 +41,4 @@
 #include <trellis/pipeline/unique_function.hpp>
 #include <trellis/pipeline/unpooled_byte_buf_allocator.hpp>
 #include <trellis/pipeline/work_stealing_pool.hpp>
+#include <trellis/pipeline/write_timeout_handler.hpp>

@@ -70,6 +70,20 @@ class WrongTypeError : public Error {
   using Error::Error;
 };
 
+// Nothing was read for the ReadTimeoutHandler's timeout; the channel is closed after it.
+class ReadTimeoutError : public Error {
+ public:
+  ReadTimeoutError() : Error("read timed out") {}
+  using Error::Error;
+};
+
+// A write did not complete within the WriteTimeoutHandler's timeout; the channel is closed.
+class WriteTimeoutError : public Error {
+ public:
+  WriteTimeoutError() : Error("write timed out") {}
+  using Error::Error;
+};
+
 // An I/O failure; code() is the operating system's error.
 class IoError : public Error {
  public:

@@ -39,6 +39,20 @@ class EmbeddedEventLoop final : public AbstractScheduledEventExecutor {
   std::int64_t next_scheduled_task_nanos() const noexcept { return next_scheduled_deadline(); }
   std::size_t pending_task_count() const noexcept { return tasks_.size(); }
 
+  // Timer operations since construction: tasks handed to the queue (schedule*, not the re-queue
+  // of a periodic task) and cancellations of queued tasks. Tests use them to show that a path
+  // touches no timer.
+  void schedule_task(detail::ScheduledTaskBase* task) override {
+    ++schedule_calls_;
+    AbstractScheduledEventExecutor::schedule_task(task);
+  }
+  void cancel_scheduled_task(detail::ScheduledTaskBase* task) override {
+    ++cancel_calls_;
+    AbstractScheduledEventExecutor::cancel_scheduled_task(task);
+  }
+  std::uint64_t schedule_calls() const noexcept { return schedule_calls_; }
+  std::uint64_t cancel_calls() const noexcept { return cancel_calls_; }
+
   // Cancels every scheduled task (EmbeddedChannel does this when it closes).
   using AbstractScheduledEventExecutor::cancel_scheduled_tasks;
 
@@ -64,6 +78,8 @@ class EmbeddedEventLoop final : public AbstractScheduledEventExecutor {
   std::int64_t pinned_at_ = 0;
   bool shut_down_ = false;
   Promise<void> termination_;
+  std::uint64_t schedule_calls_ = 0;
+  std::uint64_t cancel_calls_ = 0;
 };
 
 }  // namespace trellis

@@ -1,0 +1,29 @@
+// ReadTimeoutHandler: closes a channel on which nothing was read for a while, after firing
+// ReadTimeoutError through exception_caught (Netty's ReadTimeoutHandler).
+#pragma once
+
+#include <chrono>
+
+#include <trellis/pipeline/idle_state_handler.hpp>
+
+namespace trellis {
+
+// Reader idleness as IdleStateHandler measures it (reads count at channel_read_complete; the
+// timer re-arms lazily), but instead of an IdleStateEvent the first timeout fires
+// ReadTimeoutError to the next handler's exception_caught and closes the channel. It fires once.
+class ReadTimeoutHandler : public IdleStateHandler {
+ public:
+  explicit ReadTimeoutHandler(std::chrono::nanoseconds timeout)
+      : IdleStateHandler(timeout, std::chrono::nanoseconds(0), std::chrono::nanoseconds(0)) {}
+
+ protected:
+  void channel_idle(ChannelHandlerContext& ctx, IdleStateEvent event) override;
+  // Fires ReadTimeoutError and closes the channel (the first time only). Override to do
+  // something else on a read timeout.
+  virtual void read_timed_out(ChannelHandlerContext& ctx);
+
+ private:
+  bool closed_ = false;
+};
+
+}  // namespace trellis
