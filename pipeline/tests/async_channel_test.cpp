@@ -456,3 +456,45 @@ TEST_CASE("a second task awaiting next() at the same time is refused") {
   CHECK(f1.is_success());
   CHECK(a == 1);
 }
+
+TEST_CASE("cancelling a task waiting in next() wakes it with CancelledError") {
+  EmbeddedChannel ch;
+  auto ac = IntChannel::wrap(ch);
+  auto body = [](IntChannel& a, std::string& log) -> Task<void> {
+    try {
+      co_await a.inbound().next();
+      log = "got a message";
+    } catch (const CancelledError&) {
+      log = "cancelled";
+    }
+  };
+  std::string log;
+  auto f = ch.event_loop().spawn(body(ac, log));
+  ch.run_pending_tasks();
+  CHECK(f.cancel());
+  CHECK(log == "cancelled");
+  ch.write_inbound(1);  // nobody waits any more: it is buffered
+  CHECK(ac.inbound().buffered() == 1);
+}
+
+TEST_CASE("cancelling a task whose write waits for writability wakes it with CancelledError") {
+  EmbeddedChannel ch;
+  auto ac = IntChannel::wrap(ch);
+  ch.set_writable(false);
+  auto body = [](IntChannel& a, std::string& log) -> Task<void> {
+    try {
+      co_await a.outbound().write(1);
+      log = "written";
+    } catch (const CancelledError&) {
+      log = "cancelled";
+    }
+  };
+  std::string log;
+  auto f = ch.event_loop().spawn(body(ac, log));
+  ch.run_pending_tasks();
+  CHECK(log.empty());
+  CHECK(f.cancel());
+  CHECK(log == "cancelled");
+  ch.set_writable(true);  // the cancelled write is not issued
+  CHECK(ch.outbound_messages().empty());
+}

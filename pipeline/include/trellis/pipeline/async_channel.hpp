@@ -198,16 +198,25 @@ class AsyncWriteAllAwaiter final : public AsyncWriteAwaiterBase {
   int states() const noexcept override { return count_ > 1 ? 2 : 1; }
   void issue() override {
     Channel& ch = channel();
+    // Both promises are taken first, so that every state is released however this ends.
     ChannelPromise shared = count_ > 1 ? first_.take_promise() : ChannelPromise();
-    std::size_t i = 0;
-    for (auto&& v : range_) {
-      Out out = make_out(v);
-      if (++i < count_) {
-        ch.write(Message(std::move(out)), shared);
-      } else {
-        ch.write(Message(std::move(out)), last_.take_promise());
-        break;
+    ChannelPromise last = last_.take_promise();
+    try {
+      std::size_t i = 0;
+      for (auto&& v : range_) {
+        Message msg(make_out(v));
+        if (++i < count_) {
+          ch.write(std::move(msg), shared);
+        } else {
+          ch.write(std::move(msg), std::move(last));
+          break;
+        }
       }
+    } catch (...) {
+      // A copy threw: what was written stays written, the rest fails with the exception.
+      shared.try_failure(std::current_exception());
+      last.try_failure(std::current_exception());
+      throw;
     }
     shared = ChannelPromise();
     ch.flush();
