@@ -498,3 +498,45 @@ TEST_CASE("cancelling a task whose write waits for writability wakes it with Can
   ch.set_writable(true);  // the cancelled write is not issued
   CHECK(ch.outbound_messages().empty());
 }
+
+namespace {
+// A message whose copy throws for the value 2.
+struct PickyCopy {
+  explicit PickyCopy(int v) : value(v) {}
+  PickyCopy(const PickyCopy& o) : value(o.value) {
+    if (value == 2) throw InvalidArgumentError("cannot copy 2");
+  }
+  PickyCopy(PickyCopy&&) noexcept = default;
+  int value;
+};
+}  // namespace
+
+TEST_CASE("write_all() reports an element that cannot be copied and sends the ones before it") {
+  EmbeddedChannel ch;
+  auto ac = AsyncChannel<int, PickyCopy>::wrap(ch);
+  auto body = [](AsyncChannel<int, PickyCopy>& a) -> Task<void> {
+    std::vector<PickyCopy> batch;
+    for (int i = 1; i <= 3; ++i) batch.emplace_back(i);
+    co_await a.outbound().write_all(batch);
+  };
+  auto f = ch.event_loop().spawn(body(ac));
+  ch.run_pending_tasks();
+  REQUIRE(f.is_done());
+  CHECK_THROWS_WITH_AS(f.get(), "cannot copy 2", InvalidArgumentError);
+  REQUIRE(ch.outbound_messages().size() == 1);
+  CHECK(ch.read_outbound<PickyCopy>()->value == 1);
+}
+
+TEST_CASE("dropping a paused AsyncChannel hands reading back to the channel") {
+  EmbeddedChannel ch;
+  {
+    auto ac = IntChannel::wrap(ch, {.low_watermark = 1, .high_watermark = 2});
+    ch.write_inbound(1, 2);
+    CHECK(ac.inbound().reading_paused());
+    CHECK_FALSE(ch.config().auto_read());
+    ch.write_inbound(3);  // waits in the channel
+    CHECK(ac.inbound().buffered() == 2);
+  }
+  CHECK(ch.config().auto_read());
+  CHECK(ch.read_inbound<int>() == 3);  // read again, now reaching the tail
+}

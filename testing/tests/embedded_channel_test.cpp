@@ -252,6 +252,16 @@ TEST_CASE("a read under auto_read stops at the message after which auto_read wen
   CHECK(ch.inbound_messages().size() == 5);
 }
 
+TEST_CASE("turning auto_read off drops the read that waits for data") {
+  EmbeddedChannel ch;  // active with auto_read on: a read waits for data
+  ch.config().set_auto_read(false);
+  ch.write_inbound(1);
+  CHECK(ch.inbound_messages().empty());
+  CHECK(ch.pending_inbound_messages().size() == 1);
+  ch.read();
+  CHECK(ch.read_inbound<int>() == 1);
+}
+
 TEST_CASE("advance_by fires a timeout exactly at its deadline and not 1 ns before") {
   auto timeout = std::make_shared<ReadTimeout>();
   EmbeddedChannel ch;
