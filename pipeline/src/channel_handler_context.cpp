@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <trellis/pipeline/channel.hpp>
+#include <trellis/pipeline/event_executor.hpp>
 
 #include "pipeline_internal.hpp"
 
@@ -236,6 +237,45 @@ void ChannelHandlerContext::flush() {
 void ChannelHandlerContext::write_and_flush(Message&& msg, ChannelPromise promise) {
   write(std::move(msg), std::move(promise));
   flush();
+}
+
+// --- coroutines --------------------------------------------------------------------------------
+
+Future<void> ChannelHandlerContext::spawn(Task<void> task) {
+  if (!detail::in_executor(*executor_)) {
+    throw IllegalStateError("ChannelHandlerContext::spawn must be called on the channel's loop");
+  }
+  Future<void> future =
+      executor_->spawn(run_spawned(Pin(this), channel_->shared_owner(), std::move(task)));
+  if (channel_->is_open()) {
+    pipeline_->add_spawned_task(future);
+  } else {
+    future.cancel();  // queued, not started: it never runs
+  }
+  return future;
+}
+
+Task<void> ChannelHandlerContext::run_spawned(Pin pin, std::shared_ptr<Channel> owner,
+                                              Task<void> body) {
+  std::exception_ptr error;
+  try {
+    co_await std::move(body);
+  } catch (const CancelledError&) {
+    throw;  // cancellation is not a fault of the handler
+  } catch (...) {
+    error = std::current_exception();
+  }
+  if (error) {
+    ChannelHandlerContext* ctx = pin.get();
+    if (!ctx->is_removed()) {
+      ctx->fire_exception_caught(error);
+    } else {
+      // The handler left its pipeline: its neighbours may be gone, so enter at the head.
+      ctx->channel().pipeline().fire_exception_caught(error);
+    }
+    std::rethrow_exception(error);  // the future reports it too
+  }
+  (void)owner;
 }
 
 }  // namespace trellis

@@ -403,8 +403,28 @@ ChannelPipeline& ChannelPipeline::fire_channel_active() {
   return *this;
 }
 ChannelPipeline& ChannelPipeline::fire_channel_inactive() {
-  on_loop(*channel_, head_, [](ChannelHandlerContext* h) { h->invoke_channel_inactive(); });
+  on_loop(*channel_, head_, [this](ChannelHandlerContext* h) {
+    h->invoke_channel_inactive();
+    // After the handlers saw the event, so a task's clean-up finds them told.
+    cancel_spawned_tasks();
+  });
   return *this;
+}
+
+void ChannelPipeline::add_spawned_task(Future<void> task) {
+  if (spawned_tasks_.size() >= spawned_prune_at_) {
+    std::erase_if(spawned_tasks_, [](const Future<void>& f) { return f.is_done(); });
+    // Amortised: prune again only once the list doubled.
+    spawned_prune_at_ = std::max<std::size_t>(16, spawned_tasks_.size() * 2);
+  }
+  spawned_tasks_.push_back(std::move(task));
+}
+
+void ChannelPipeline::cancel_spawned_tasks() noexcept {
+  // A cancelled task may run (and spawn) right here: take the list first.
+  std::vector<Future<void>> tasks;
+  tasks.swap(spawned_tasks_);
+  for (auto& f : tasks) f.cancel();
 }
 ChannelPipeline& ChannelPipeline::fire_channel_read_complete() {
   on_loop(*channel_, head_, [](ChannelHandlerContext* h) { h->invoke_channel_read_complete(); });

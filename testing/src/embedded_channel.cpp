@@ -235,7 +235,12 @@ void EmbeddedChannel::do_begin_read() {
   reading_ = true;
   while (read_pending_ && !pending_inbound_.empty() && is_active()) {
     read_pending_ = false;
+    // A read under auto_read stops once a handler turned auto_read off, as a SocketChannel stops
+    // a wake-up's reads (back-pressure takes effect at the message that asked for it); a read()
+    // made with auto_read off delivers its whole batch.
+    const bool auto_read = config().auto_read();
     for (int n = config().max_messages_per_read(); n > 0 && !pending_inbound_.empty(); --n) {
+      if (auto_read && !config().auto_read()) break;
       pipeline().fire_channel_read(pending_inbound_.take_front());
     }
     pipeline().fire_channel_read_complete();

@@ -218,6 +218,50 @@ TEST_CASE("with auto_read off, written inbound messages wait until read()") {
   CHECK(ch.inbound_messages().size() == 6);
 }
 
+namespace {
+// Turns auto_read off once it has seen `limit` messages; records read_complete.
+class PauseAfter final : public ChannelInboundHandler {
+ public:
+  explicit PauseAfter(int limit) : limit_(limit) {}
+  void channel_read(ChannelHandlerContext& ctx, Message msg) override {
+    if (++seen == limit_) ctx.channel().config().set_auto_read(false);
+    ctx.fire_channel_read(std::move(msg));
+  }
+  void channel_read_complete(ChannelHandlerContext& ctx) override {
+    ++read_completes;
+    ctx.fire_channel_read_complete();
+  }
+  int seen = 0;
+  int read_completes = 0;
+
+ private:
+  int limit_;
+};
+}  // namespace
+
+TEST_CASE("a read under auto_read stops at the message after which auto_read went off") {
+  auto pause = std::make_shared<PauseAfter>(2);
+  EmbeddedChannel ch{EmbeddedChannel::Options{.auto_read = false}, pause};
+  ch.write_inbound(1, 2, 3, 4, 5);
+  CHECK(ch.pending_inbound_messages().size() == 5);
+  ch.config().set_auto_read(true);  // reads; the handler turns it off again after message 2
+  CHECK(ch.inbound_messages().size() == 2);
+  CHECK(ch.pending_inbound_messages().size() == 3);
+  CHECK(pause->read_completes == 1);  // the stopped read still ends with read_complete
+  ch.read();                          // a read() made with auto_read off delivers its whole batch
+  CHECK(ch.inbound_messages().size() == 5);
+}
+
+TEST_CASE("turning auto_read off drops the read that waits for data") {
+  EmbeddedChannel ch;  // active with auto_read on: a read waits for data
+  ch.config().set_auto_read(false);
+  ch.write_inbound(1);
+  CHECK(ch.inbound_messages().empty());
+  CHECK(ch.pending_inbound_messages().size() == 1);
+  ch.read();
+  CHECK(ch.read_inbound<int>() == 1);
+}
+
 TEST_CASE("advance_by fires a timeout exactly at its deadline and not 1 ns before") {
   auto timeout = std::make_shared<ReadTimeout>();
   EmbeddedChannel ch;

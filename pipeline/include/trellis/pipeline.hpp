@@ -3,6 +3,7 @@
 #pragma once
 
 #include <trellis/pipeline/abstract_scheduled_event_executor.hpp>
+#include <trellis/pipeline/async_channel.hpp>
 #include <trellis/pipeline/attribute_map.hpp>
 #include <trellis/pipeline/awaitables.hpp>
 #include <trellis/pipeline/blocking.hpp>

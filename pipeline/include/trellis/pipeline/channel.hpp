@@ -105,6 +105,11 @@ class Channel {
   virtual Future<void> shutdown_output();
   virtual bool is_output_shutdown() const noexcept { return false; }
 
+  // A shared owner of this channel, for what must keep it alive beyond its registration (a task
+  // spawned by a handler, an AsyncChannel). Empty for a channel that is not owned by a shared_ptr
+  // (an EmbeddedChannel owned by a test): its owner keeps it alive.
+  virtual std::shared_ptr<Channel> shared_owner() noexcept { return {}; }
+
   AttributeMap& attributes() noexcept { return attributes_; }
   template <class T>
   T* attr(const AttributeKey<T>& key) const {

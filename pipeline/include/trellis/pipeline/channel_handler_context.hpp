@@ -10,6 +10,8 @@
 #include <string>
 
 #include <trellis/pipeline/channel_handler.hpp>
+#include <trellis/pipeline/detail/awaited_promise.hpp>
+#include <trellis/pipeline/task.hpp>
 
 namespace trellis {
 
@@ -71,9 +73,46 @@ class ChannelHandlerContext {
   // A promise whose listeners run on this channel's event loop.
   ChannelPromise new_promise() const;
 
+  // --- coroutines -----------------------------------------------------------------------------
+  // co_await ctx.write_async(msg) / write_and_flush_async(msg): a write from this handler that
+  // completes when the write did (rethrowing its failure). The completion state lives in the
+  // awaiter, so an awaited write allocates nothing.
+  detail::WriteAwaiter<ChannelHandlerContext> write_async(Message msg) {
+    return detail::WriteAwaiter<ChannelHandlerContext>(*this, std::move(msg), false, executor_);
+  }
+  detail::WriteAwaiter<ChannelHandlerContext> write_and_flush_async(Message msg) {
+    return detail::WriteAwaiter<ChannelHandlerContext>(*this, std::move(msg), true, executor_);
+  }
+  // Runs task on the channel's event loop (call it there: IllegalStateError otherwise). The task
+  // keeps the channel (when it is owned by a shared_ptr) and this context alive; an exception
+  // escaping it is fired to exception_caught of the next inbound handler, as if this handler had
+  // thrown (and fails the returned future); when the channel goes inactive the task is cancelled
+  // (CancelledError at its next cancellation point). On a closed channel it is cancelled before it
+  // starts.
+  Future<void> spawn(Task<void> task);
+
  private:
   friend class ChannelPipeline;
   friend class ChannelHandler;
+
+  // Keeps a (possibly removed) context from being freed while a spawned task may use it.
+  class Pin {
+   public:
+    explicit Pin(ChannelHandlerContext* ctx) noexcept : ctx_(ctx) {
+      ctx_->pins_.fetch_add(1, std::memory_order_relaxed);
+    }
+    Pin(Pin&& o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
+    Pin(const Pin&) = delete;
+    Pin& operator=(const Pin&) = delete;
+    ~Pin() {
+      if (ctx_ != nullptr) ctx_->pins_.fetch_sub(1, std::memory_order_release);
+    }
+    ChannelHandlerContext* get() const noexcept { return ctx_; }
+
+   private:
+    ChannelHandlerContext* ctx_;
+  };
+  static Task<void> run_spawned(Pin pin, std::shared_ptr<Channel> owner, Task<void> body);
 
   ChannelHandlerContext(ChannelPipeline& pipeline, Channel& channel, std::string name,
                         std::shared_ptr<ChannelHandler> handler);

@@ -116,6 +116,9 @@ class ChannelPipeline {
   std::shared_ptr<ChannelHandler> remove_context(ChannelHandlerContext* ctx);
   void call_handler_removed(ChannelHandlerContext* ctx);
   void bury(ChannelHandlerContext* ctx);
+  // Tasks started by ctx.spawn: cancelled when the channel goes inactive.
+  void add_spawned_task(Future<void> task);
+  void cancel_spawned_tasks() noexcept;
 
   Channel* channel_;
   ChannelHandlerContext* head_;
@@ -123,6 +126,8 @@ class ChannelPipeline {
   std::size_t size_ = 0;
   std::uint64_t generated_names_ = 0;
   std::shared_ptr<Graveyard> graveyard_;
+  std::vector<Future<void>> spawned_tasks_;
+  std::size_t spawned_prune_at_ = 16;
 };
 
 }  // namespace trellis

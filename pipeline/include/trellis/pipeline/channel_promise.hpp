@@ -23,6 +23,13 @@ class ChannelPromise {
     p.state_ = detail::StateRef<detail::FutureState<void>>(new detail::FutureState<void>(executor));
     return p;
   }
+  // Takes over the one reference of state (a state embedded in an awaiter, see
+  // detail/awaited_promise.hpp): nothing is allocated.
+  static ChannelPromise adopt(detail::FutureState<void>* state) noexcept {
+    ChannelPromise p;
+    p.state_ = detail::StateRef<detail::FutureState<void>>(state);
+    return p;
+  }
 
   bool is_void() const noexcept { return !state_; }
   bool is_done() const noexcept { return state_ && state_->is_done(); }

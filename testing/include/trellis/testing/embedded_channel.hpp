@@ -174,6 +174,9 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel
   void do_begin_read() override;
   void do_write(ChannelOutboundBuffer& out) override;
   Message filter_outbound_message(Message&& msg) override;
+  // As a socket stops waiting for data (and Netty clears a pending read): a read requested while
+  // auto_read was on does not deliver after it went off.
+  void on_auto_read_cleared() override { read_pending_ = false; }
 
   void on_unhandled_inbound_message(Message&& msg) override;
   void on_unhandled_inbound_exception(std::exception_ptr error) override;

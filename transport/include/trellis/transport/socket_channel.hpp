@@ -52,6 +52,7 @@ class SocketChannel final : public Channel,
 
   bool is_open() const override { return state_.load(std::memory_order_acquire) != kClosed; }
   bool is_active() const override { return state_.load(std::memory_order_acquire) == kActive; }
+  std::shared_ptr<Channel> shared_owner() noexcept override { return weak_from_this().lock(); }
   std::optional<SocketAddress> local_address() const override;
   std::optional<SocketAddress> remote_address() const override;
 
