@@ -174,13 +174,17 @@ bool ChunkedWriteHandler::write_queued(ChannelHandlerContext& ctx) {
       // Each chunk is flushed at once, so the outbound buffer's pending bytes (and with them the
       // channel's writability) follow the transfer chunk by chunk.
       ChannelPromise chunk_promise = ctx.new_promise();
-      chunk_promise.future().add_listener([transfer, end](const Future<void>& f) {
-        if (!f.is_success()) {
-          transfer->fail(f.cause());
-        } else if (end) {
-          transfer->succeed();
-        }
-      });
+      chunk_promise.future().add_listener(
+          [this, weak = self_, transfer, end](const Future<void>& f) {
+            if (f.is_success()) {
+              if (end) transfer->succeed();
+              return;
+            }
+            transfer->fail(f.cause());
+            // The writes queued behind the failed input go on (inside do_flush this only asks the
+            // running call for one more pass).
+            if (auto self = weak.lock(); self && ctx_ != nullptr) do_flush(*ctx_);
+          });
       ctx.write_and_flush(std::move(chunk), std::move(chunk_promise));
       needs_flush = false;
     }

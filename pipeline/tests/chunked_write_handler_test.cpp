@@ -119,6 +119,23 @@ struct Pattern {
   std::array<std::array<std::byte, 256>, 256> table{};
 };
 
+// Fails the promise of the n-th write that passes it, as a transport refusing it would.
+class FailNthWrite : public ChannelOutboundHandler {
+ public:
+  explicit FailNthWrite(int n) : n_(n) {}
+  void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
+    if (++writes_ == n_) {
+      promise.try_failure(IoError(std::make_error_code(std::errc::broken_pipe), "refused"));
+      return;
+    }
+    ctx.write(std::move(msg), std::move(promise));
+  }
+
+ private:
+  int n_;
+  int writes_ = 0;
+};
+
 }  // namespace
 
 TEST_CASE("a ChunkedStream arrives complete and in order, in chunks of the chunk size") {
@@ -402,5 +419,43 @@ TEST_CASE("docs/handlers.md: a file, then a trailer; a stream from a reader func
   ch.write_and_flush(ChunkedInputPtr(stream));
   // (end of snippet)
   CHECK(testing::drain_outbound_bytes(ch) == body);
+  CHECK_FALSE(ch.finish());
+}
+
+TEST_CASE("a failed chunk write fails the promise, closes the input, and later writes go on") {
+  EmbeddedChannel ch{std::make_shared<FailNthWrite>(3), std::make_shared<ChunkedWriteHandler>()};
+  auto input = std::make_shared<ChunkedStream>(string_reader(std::string(1000, 'x')), 100);
+  auto done = ch.new_promise();
+  auto after = ch.new_promise();
+  ch.write(ChunkedInputPtr(input), done);
+  ch.write(ByteBuf::from("after"), after);
+  ch.flush();
+  REQUIRE(done.is_done());
+  CHECK_THROWS_WITH_AS(std::rethrow_exception(done.cause()), doctest::Contains("refused"), IoError);
+  CHECK(input->is_closed());
+  CHECK(input->progress() == 300);  // nothing read after the failed chunk
+  CHECK(after.is_success());
+  CHECK(testing::drain_outbound_bytes(ch) == std::string(200, 'x') + "after");
+  CHECK_FALSE(ch.finish());
+}
+
+TEST_CASE("removing the handler fails its queued writes and closes their inputs") {
+  auto handler = std::make_shared<ChunkedWriteHandler>();
+  EmbeddedChannel ch{handler};
+  ch.set_writable(false);
+  auto input = std::make_shared<ChunkedStream>(string_reader("abc"));
+  auto done = ch.new_promise();
+  auto plain = ch.new_promise();
+  ch.write(ChunkedInputPtr(input), done);
+  ch.write(ByteBuf::from("x"), plain);
+  ch.flush();
+  CHECK(handler->pending_writes() == 2);
+  ch.pipeline().remove(*handler);
+  for (auto* p : {&done, &plain}) {
+    REQUIRE(p->is_done());
+    CHECK_THROWS_AS(std::rethrow_exception(p->cause()), IllegalStateError);
+  }
+  CHECK(input->is_closed());
+  CHECK(handler->pending_writes() == 0);
   CHECK_FALSE(ch.finish());
 }
