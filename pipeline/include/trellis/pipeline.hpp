@@ -19,6 +19,10 @@
 #include <trellis/pipeline/channel_outbound_buffer.hpp>
 #include <trellis/pipeline/channel_pipeline.hpp>
 #include <trellis/pipeline/channel_promise.hpp>
+#include <trellis/pipeline/chunked_file.hpp>
+#include <trellis/pipeline/chunked_input.hpp>
+#include <trellis/pipeline/chunked_stream.hpp>
+#include <trellis/pipeline/chunked_write_handler.hpp>
 #include <trellis/pipeline/composite_byte_buf.hpp>
 #include <trellis/pipeline/default_executor.hpp>
 #include <trellis/pipeline/error.hpp>

@@ -1,0 +1,54 @@
+// ChunkedFile: a ChunkedInput over a region of a file, read with pread(2) one chunk at a time
+// (Netty's ChunkedFile). Failures are IoError carrying the std::error_code of errno.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+
+#include <trellis/pipeline/chunked_input.hpp>
+
+namespace trellis {
+
+// Reads [offset, offset + length) of the file. pread takes the offset with each call, so the
+// file position is never moved and the descriptor may be shared. The reads block the event loop
+// for as long as the disk takes: fine for files in the page cache, use a ChunkedStream over a
+// reader fed by blocking() for slow storage. A file shorter than the region makes read_chunk()
+// throw IoError (std::errc::io_error) when it reaches the end early.
+class ChunkedFile final : public ChunkedInput {
+ public:
+  // Opens path read-only; the whole file from offset (length -1: up to its current size).
+  // Throws IoError when the file cannot be opened or stat'ed.
+  explicit ChunkedFile(const std::filesystem::path& path,
+                       std::size_t chunk_size = kDefaultChunkSize);
+  ChunkedFile(const std::filesystem::path& path, std::int64_t offset, std::int64_t length,
+              std::size_t chunk_size = kDefaultChunkSize);
+  // Takes ownership of fd (closed by close()). length -1: up to the file's current size.
+  ChunkedFile(int fd, std::int64_t offset, std::int64_t length,
+              std::size_t chunk_size = kDefaultChunkSize);
+  ~ChunkedFile() override { close(); }
+
+  bool is_end_of_input() override { return offset_ >= end_offset_ || fd_ < 0; }
+  // Throws IoError on a failed pread or an early end of file, IllegalStateError after close().
+  ByteBuf read_chunk(ByteBufAllocator& alloc) override;
+  // Closes the descriptor.
+  void close() override;
+  std::int64_t length() override { return end_offset_ - start_offset_; }
+  std::int64_t progress() override { return offset_ - start_offset_; }
+
+  bool is_closed() const noexcept { return fd_ < 0; }
+  std::int64_t start_offset() const noexcept { return start_offset_; }
+  std::int64_t end_offset() const noexcept { return end_offset_; }
+  std::int64_t current_offset() const noexcept { return offset_; }
+
+ private:
+  void init(std::int64_t offset, std::int64_t length);
+
+  int fd_;
+  std::size_t chunk_size_;
+  std::int64_t start_offset_ = 0;
+  std::int64_t offset_ = 0;
+  std::int64_t end_offset_ = 0;
+};
+
+}  // namespace trellis
