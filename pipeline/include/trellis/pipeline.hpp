@@ -19,6 +19,7 @@
 #include <trellis/pipeline/channel_pipeline.hpp>
 #include <trellis/pipeline/channel_promise.hpp>
 #include <trellis/pipeline/composite_byte_buf.hpp>
+#include <trellis/pipeline/datagram_packet.hpp>
 #include <trellis/pipeline/default_executor.hpp>
 #include <trellis/pipeline/error.hpp>
 #include <trellis/pipeline/event_executor.hpp>
