@@ -1,6 +1,11 @@
 // UDP echo over loopback (IPv4 and IPv6): thousands of self-checking datagrams, paced in
 // windows so that none may be lost, come back intact and once each.
+#include <sys/time.h>
+
+#include <algorithm>
 #include <vector>
+
+#include <trellis/testing/allocation_counter.hpp>
 
 #include "udp_test_support.hpp"
 
@@ -92,4 +97,40 @@ TEST_CASE("a burst larger than max_messages_per_read is read over several wake-u
   for (const auto& r : collector->received()) CHECK(check_payload(r.bytes).has_value());
   close_and_wait(*sender);
   close_and_wait(*receiver);
+}
+
+TEST_CASE("an echoed datagram allocates nothing in steady state") {
+  if (!testing::allocation_hook_installed()) {
+    MESSAGE("allocation hook not linked; skipped");
+    return;
+  }
+  EventLoopGroup group(1);
+  auto server = bind_udp(group, std::make_shared<UdpEchoHandler>());
+  const SocketAddress to = *server->local_address();
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  REQUIRE(::connect(fd, to.sockaddr_ptr(), to.length()) == 0);
+  const std::string msg = make_payload(7, 64);
+  // No std::string temporaries here: the count covers every thread, this one included.
+  auto round_trips = [&](int n) {
+    char buf[256];
+    for (int i = 0; i < n; ++i) {
+      if (::send(fd, msg.data(), msg.size(), 0) != static_cast<ssize_t>(msg.size())) return false;
+      const ssize_t r = ::recv(fd, buf, sizeof buf, 0);
+      if (r != static_cast<ssize_t>(msg.size()) || std::memcmp(buf, msg.data(), msg.size()) != 0) {
+        return false;
+      }
+    }
+    return true;
+  };
+  REQUIRE(round_trips(2000));  // warm the pools, the message boxes and Asio's handler caches
+  const auto before = testing::total_allocations();
+  REQUIRE(round_trips(2000));
+  const auto allocations = testing::total_allocations() - before;
+  MESSAGE("allocations over 2000 echoed datagrams: " << allocations);
+  CHECK(allocations == 0);
+  ::close(fd);
+  close_and_wait(*server);
 }
