@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include <trellis/pipeline/detail/node_cache.hpp>
 #include <trellis/testing/allocation_counter.hpp>
 
 #include "udp_test_support.hpp"
@@ -130,7 +131,13 @@ TEST_CASE("an echoed datagram allocates nothing in steady state") {
   REQUIRE(round_trips(2000));
   const auto allocations = testing::total_allocations() - before;
   MESSAGE("allocations over 2000 echoed datagrams: " << allocations);
+#if TRELLIS_NODE_CACHE_ENABLED
   CHECK(allocations == 0);
+#else
+  // Under ASan the message box caches are off: the inbound and the outbound DatagramPacket box
+  // are then the two allocations of a round trip.
+  CHECK(allocations <= 2 * 2000);
+#endif
   ::close(fd);
   close_and_wait(*server);
 }
