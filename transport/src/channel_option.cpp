@@ -35,10 +35,11 @@ std::pair<int, int> family_and_type(int fd) {
   return {ss.ss_family, type};
 }
 
-unsigned interface_index(const std::string& name) {
+unsigned interface_index(const NetworkInterfaceName& name) {
   const unsigned index = ::if_nametoindex(name.c_str());
   if (index == 0) {
-    throw IoError(std::error_code(errno, std::system_category()), "interface " + name);
+    throw IoError(std::error_code(errno, std::system_category()),
+                  std::string("interface ") + name.c_str());
   }
   return index;
 }

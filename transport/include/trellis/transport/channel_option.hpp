@@ -2,16 +2,27 @@
 // ChannelConfig settings, set with `bootstrap.option(channel_option::tcp_nodelay, true)`.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <optional>
-#include <string>
+#include <string_view>
 
 #include <trellis/pipeline/byte_buf_allocator.hpp>
 
 namespace trellis {
 
 class Channel;
+
+// A network interface by name ("lo", "eth0"), stored inline (IFNAMSIZ bytes) so that options
+// stay cheap to copy; a longer name is cut and then names no interface.
+struct NetworkInterfaceName {
+  NetworkInterfaceName(std::string_view name) {  // NOLINT: implicit, as option values are
+    name.copy(chars, std::min(name.size(), sizeof chars - 1));
+  }
+  const char* c_str() const noexcept { return chars; }
+  char chars[16] = {};
+};
 
 struct WriteBufferWaterMark {
   std::size_t low = 32 * 1024;
@@ -44,7 +55,7 @@ struct ChannelOptions {
   // limit (TTL; default 1), and the interface they leave by, by name ("lo", "eth0").
   std::optional<bool> ip_multicast_loop;
   std::optional<int> ip_multicast_ttl;
-  std::optional<std::string> ip_multicast_if;
+  std::optional<NetworkInterfaceName> ip_multicast_if;
   // The largest datagram a DatagramChannel receives (each read takes a buffer of this size;
   // longer datagrams are dropped). Default DatagramChannel::kDefaultMaxDatagramSize (2048).
   std::optional<int> max_datagram_size;
@@ -96,8 +107,8 @@ inline constexpr ChannelOption<bool> ip_multicast_loop{&ChannelOptions::ip_multi
                                                        "IP_MULTICAST_LOOP"};
 inline constexpr ChannelOption<int> ip_multicast_ttl{&ChannelOptions::ip_multicast_ttl,
                                                      "IP_MULTICAST_TTL"};
-inline constexpr ChannelOption<std::string> ip_multicast_if{&ChannelOptions::ip_multicast_if,
-                                                            "IP_MULTICAST_IF"};
+inline constexpr ChannelOption<NetworkInterfaceName> ip_multicast_if{
+    &ChannelOptions::ip_multicast_if, "IP_MULTICAST_IF"};
 inline constexpr ChannelOption<int> max_datagram_size{&ChannelOptions::max_datagram_size,
                                                       "MAX_DATAGRAM_SIZE"};
 }  // namespace channel_option
