@@ -7,6 +7,7 @@
 
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/composite_byte_buf.hpp>
+#include <trellis/pipeline/datagram_packet.hpp>
 
 namespace trellis {
 
@@ -89,6 +90,7 @@ void ChannelOutboundBuffer::drop_front() noexcept {
 std::size_t ChannelOutboundBuffer::message_size(const Message& msg) noexcept {
   if (const auto* buf = msg.try_get<ByteBuf>()) return buf->readable_bytes();
   if (const auto* composite = msg.try_get<CompositeByteBuf>()) return composite->readable_bytes();
+  if (const auto* packet = msg.try_get<DatagramPacket>()) return packet->content.readable_bytes();
   return kUnknownMessageSize;
 }
 

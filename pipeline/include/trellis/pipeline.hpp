@@ -24,6 +24,7 @@
 #include <trellis/pipeline/chunked_stream.hpp>
 #include <trellis/pipeline/chunked_write_handler.hpp>
 #include <trellis/pipeline/composite_byte_buf.hpp>
+#include <trellis/pipeline/datagram_packet.hpp>
 #include <trellis/pipeline/default_executor.hpp>
 #include <trellis/pipeline/error.hpp>
 #include <trellis/pipeline/event_executor.hpp>

@@ -4,6 +4,7 @@
 #include <trellis/pipeline.hpp>
 #include <trellis/transport/bootstrap.hpp>
 #include <trellis/transport/channel_option.hpp>
+#include <trellis/transport/datagram_channel.hpp>
 #include <trellis/transport/event_loop.hpp>
 #include <trellis/transport/event_loop_group.hpp>
 #include <trellis/transport/logging_handler.hpp>

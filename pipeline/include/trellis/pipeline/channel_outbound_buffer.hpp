@@ -30,7 +30,8 @@ class Channel;
 // Used on the channel's event loop only.
 class ChannelOutboundBuffer {
  public:
-  // What a message that is neither a ByteBuf nor a CompositeByteBuf counts for (Netty's value).
+  // What a message that is neither a ByteBuf, a CompositeByteBuf nor a DatagramPacket (its
+  // content) counts for (Netty's value).
   static constexpr std::size_t kUnknownMessageSize = 8;
 
   explicit ChannelOutboundBuffer(Channel& channel) noexcept : channel_(&channel) {}

@@ -1,15 +1,18 @@
 // Bootstrap: connects client SocketChannels (TCP by host name or address, or Unix domain),
-// with the handler, options and connect timeout given.
+// with the handler, options and connect timeout given; with channel<DatagramChannel>() it binds
+// or connects UDP channels instead.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include <trellis/pipeline/channel_handler.hpp>
 #include <trellis/pipeline/future.hpp>
 #include <trellis/transport/channel_option.hpp>
+#include <trellis/transport/datagram_channel.hpp>
 #include <trellis/transport/event_loop_group.hpp>
 #include <trellis/transport/socket_channel.hpp>
 
@@ -30,14 +33,33 @@ class Bootstrap {
     set_option(options_, opt, std::forward<V>(value));
     return *this;
   }
+  // The kind of channel made: SocketChannel (the default) or DatagramChannel.
+  template <class C>
+  Bootstrap& channel() {
+    static_assert(std::is_same_v<C, SocketChannel> || std::is_same_v<C, DatagramChannel>,
+                  "Bootstrap makes SocketChannels or DatagramChannels");
+    datagram_ = std::is_same_v<C, DatagramChannel>;
+    return *this;
+  }
 
   // Resolves host with Asio's resolver (numeric addresses and "unix:/path" skip it) and tries
   // each address in turn. Fails with IoError carrying the errno text (ConnectTimeoutError when
-  // connect_timeout ran out).
+  // connect_timeout ran out). A DatagramChannel is connected to the first address that its
+  // socket accepts (connecting UDP sends nothing, so the peer is not checked).
   Future<std::shared_ptr<Channel>> connect(const std::string& host, std::uint16_t port);
   Future<std::shared_ptr<Channel>> connect(const SocketAddress& remote);
 
+  // Datagram channels only (channel<DatagramChannel>()): a channel bound to host:port (port 0:
+  // an ephemeral port, see local_address()), registered on the group's next loop with the
+  // handler; the future completes once it is bound (and active). A host name is resolved on
+  // the calling thread; bind(port) binds the IPv4 wildcard 0.0.0.0. Throws IllegalStateError
+  // for stream channels: a TCP server is a ServerBootstrap.
+  Future<std::shared_ptr<Channel>> bind(const std::string& host, std::uint16_t port);
+  Future<std::shared_ptr<Channel>> bind(std::uint16_t port) { return bind("0.0.0.0", port); }
+  Future<std::shared_ptr<Channel>> bind(const SocketAddress& local);
+
  private:
+  bool datagram_ = false;
   EventLoopGroup* group_ = nullptr;
   ChannelOptions options_;
   std::shared_ptr<ChannelHandler> handler_;

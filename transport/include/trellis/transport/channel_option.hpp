@@ -2,15 +2,27 @@
 // ChannelConfig settings, set with `bootstrap.option(channel_option::tcp_nodelay, true)`.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <string_view>
 
 #include <trellis/pipeline/byte_buf_allocator.hpp>
 
 namespace trellis {
 
 class Channel;
+
+// A network interface by name ("lo", "eth0"), stored inline (IFNAMSIZ bytes) so that options
+// stay cheap to copy; a longer name is cut and then names no interface.
+struct NetworkInterfaceName {
+  NetworkInterfaceName(std::string_view name) {  // NOLINT: implicit, as option values are
+    name.copy(chars, std::min(name.size(), sizeof chars - 1));
+  }
+  const char* c_str() const noexcept { return chars; }
+  char chars[16] = {};
+};
 
 struct WriteBufferWaterMark {
   std::size_t low = 32 * 1024;
@@ -37,8 +49,19 @@ struct ChannelOptions {
   // ChannelConfig::eof_drain_timeout: how long a peer's FIN may wait for flushed writes.
   std::optional<std::chrono::milliseconds> eof_drain_timeout;
   std::optional<bool> allow_half_closure;
+  // Datagram sockets only (ignored on stream sockets).
+  std::optional<bool> so_broadcast;
+  // Multicast: loop our own multicast sends back to this host (Linux default: on), their hop
+  // limit (TTL; default 1), and the interface they leave by, by name ("lo", "eth0").
+  std::optional<bool> ip_multicast_loop;
+  std::optional<int> ip_multicast_ttl;
+  std::optional<NetworkInterfaceName> ip_multicast_if;
+  // The largest datagram a DatagramChannel receives (each read takes a buffer of this size;
+  // longer datagrams are dropped). Default DatagramChannel::kDefaultMaxDatagramSize (2048).
+  std::optional<int> max_datagram_size;
 
-  // Applies the socket options that fit the address family of fd (TCP options only on TCP).
+  // Applies the socket options that fit fd (TCP options only on TCP, datagram ones only on
+  // UDP).
   // Throws IoError when the operating system refuses one.
   void apply_to_socket(int fd, bool listening) const;
   // Applies the ChannelConfig settings (auto_read, water marks, ...).
@@ -79,6 +102,15 @@ inline constexpr ChannelOption<std::chrono::milliseconds> eof_drain_timeout{
     &ChannelOptions::eof_drain_timeout, "EOF_DRAIN_TIMEOUT"};
 inline constexpr ChannelOption<bool> allow_half_closure{&ChannelOptions::allow_half_closure,
                                                         "ALLOW_HALF_CLOSURE"};
+inline constexpr ChannelOption<bool> so_broadcast{&ChannelOptions::so_broadcast, "SO_BROADCAST"};
+inline constexpr ChannelOption<bool> ip_multicast_loop{&ChannelOptions::ip_multicast_loop,
+                                                       "IP_MULTICAST_LOOP"};
+inline constexpr ChannelOption<int> ip_multicast_ttl{&ChannelOptions::ip_multicast_ttl,
+                                                     "IP_MULTICAST_TTL"};
+inline constexpr ChannelOption<NetworkInterfaceName> ip_multicast_if{
+    &ChannelOptions::ip_multicast_if, "IP_MULTICAST_IF"};
+inline constexpr ChannelOption<int> max_datagram_size{&ChannelOptions::max_datagram_size,
+                                                      "MAX_DATAGRAM_SIZE"};
 }  // namespace channel_option
 
 }  // namespace trellis
