@@ -24,20 +24,50 @@ std::string text_of(const ByteBuf& buf) {
   return std::string(reinterpret_cast<const char*>(span.data()), span.size());
 }
 
-// Serves one connection on its own loop: echoes every buffer until the peer closes.
-Task<void> echo(Bytes child) {
-  auto body = [](Bytes::Inbound& in, Bytes::Outbound& out) -> Task<void> {
+// --- docs/coroutines.md: "Servers and clients" (as in examples/async_echo_server.cpp) -------
+using EchoChannel = AsyncChannel<ByteBuf, ByteBuf>;
+
+// One connection, on its own loop: every buffer read is written back; closes at the end.
+Task<void> serve(EchoChannel channel) {
+  auto body = [](EchoChannel::Inbound& in, EchoChannel::Outbound& out) -> Task<void> {
     while (auto m = co_await in.next()) co_await out.write(std::move(*m));
   };
-  co_await child.execute_then_close(body);
+  try {
+    co_await channel.execute_then_close(body);
+  } catch (const std::exception&) {
+    // A reset or a failed write ends this connection only.
+  }
 }
 
-// The accept loop (on the server's loop): every child is served on its own loop.
+// On the server channel's loop: hands each accepted connection to a task on the child's loop.
+Task<void> accept_loop(AsyncServerChannel<ByteBuf, ByteBuf>& server) {
+  while (auto child = co_await server.accept()) {
+    EventExecutor& loop = child->event_loop();
+    loop.spawn(serve(std::move(*child)));
+  }
+}
+
+// A client: one request, the whole answer, close.
+Task<std::string> ask(AsyncChannel<ByteBuf, ByteBuf> channel, std::string request) {
+  co_await channel.outbound().write(ByteBuf::from(std::string_view(request)));
+  std::string reply;
+  while (reply.size() < request.size()) {
+    auto buf = co_await channel.inbound().next();
+    if (!buf) break;
+    auto bytes = buf->readable_span();
+    reply.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  co_await channel.close();
+  co_return reply;
+}
+// --- end of docs/coroutines.md ---------------------------------------------------------------
+
+// The accept loop, counting: every child is served on its own loop.
 Task<int> accept_and_echo(BytesServer& server) {
   int served = 0;
   while (auto child = co_await server.accept()) {
     EventExecutor& loop = child->event_loop();
-    loop.spawn(echo(std::move(*child)));
+    loop.spawn(serve(std::move(*child)));
     ++served;
   }
   co_return served;
@@ -278,4 +308,21 @@ TEST_CASE("the accept buffer stops accepting at its high mark and resumes after 
   CHECK(ports.get() == client_ports);
   CHECK(most_buffered <= 3);
   CHECK_FALSE(server.accepting_paused());
+}
+
+TEST_CASE("docs/coroutines.md: the echo server and a client of 'Servers and clients'") {
+  // --- docs/coroutines.md: "Servers and clients" -------------------------------------------
+  EventLoopGroup group(2);
+  auto server = ServerBootstrap().group(group).bind_async<ByteBuf, ByteBuf>("127.0.0.1", 0).get();
+  Future<void> accepting = server.event_loop().spawn(accept_loop(server));
+
+  const std::uint16_t port = server.local_address()->port();
+  auto client = Bootstrap().group(group).connect_async<ByteBuf, ByteBuf>("127.0.0.1", port).get();
+  EventExecutor& loop = client.event_loop();
+  std::string reply = loop.spawn(ask(std::move(client), "ping")).get();  // "ping"
+
+  server.close().get();
+  accepting.get();  // accept() yielded nullopt: the loop ended
+  // --- end of docs/coroutines.md -------------------------------------------------------------
+  CHECK(reply == "ping");
 }
