@@ -326,3 +326,23 @@ TEST_CASE("docs/coroutines.md: the echo server and a client of 'Servers and clie
   // --- end of docs/coroutines.md -------------------------------------------------------------
   CHECK(reply == "ping");
 }
+
+TEST_CASE("dropping the AsyncServerChannel closes the children nobody took") {
+  EventLoopGroup parent(1);
+  EventLoopGroup children(2);
+  std::vector<std::unique_ptr<RawClient>> clients;
+  {
+    ServerBootstrap bootstrap;
+    bootstrap.group(parent, children);
+    BytesServer server = bind_bytes(bootstrap, {.low_watermark = 1, .high_watermark = 3});
+    for (int i = 0; i < 5; ++i) {
+      clients.push_back(std::make_unique<RawClient>(server.local_address()->port()));
+    }
+    REQUIRE(eventually([&] { return server.buffered() == 3; }));
+  }
+  // The three children that were ready are closed: their clients read the end of stream.
+  for (int i = 0; i < 3; ++i) {
+    char c = 0;
+    CHECK(clients[i]->recv_one(&c) == 0);
+  }
+}

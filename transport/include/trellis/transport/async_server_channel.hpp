@@ -2,6 +2,7 @@
 // bind_async): `co_await server.accept()` yields each accepted connection as an AsyncChannel.
 #pragma once
 
+#include <chrono>
 #include <coroutine>
 #include <memory>
 #include <optional>
@@ -89,7 +90,8 @@ class AsyncServerChannel {
   }
   AsyncServerChannel(const AsyncServerChannel&) = delete;
   AsyncServerChannel& operator=(const AsyncServerChannel&) = delete;
-  // Closes the listening channel and the accepted children nobody took.
+  // Closes the listening channel and the accepted children nobody took; off the server's loop
+  // it waits (at most 5 s) until that is done.
   ~AsyncServerChannel() { reset(); }
 
   // The next accepted channel, set up and wrapped; std::nullopt once the server channel closed
@@ -134,7 +136,10 @@ class AsyncServerChannel {
       return;
     }
     try {
-      loop.execute([b = std::move(binding)] { b.acceptor->abandon(); });
+      Future<void> done = loop.submit([b = std::move(binding)] { b.acceptor->abandon(); });
+      // Waits (bounded) so that the children nobody took are dropped while their loops live:
+      // the caller may destroy the child group next.
+      done.wait_for(std::chrono::seconds(5));
     } catch (...) {
       // The loop is shut down: the server channel closed with it.
     }
