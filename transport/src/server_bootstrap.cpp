@@ -50,27 +50,69 @@ class ServerBootstrapAcceptor final : public ChannelInboundHandler {
   std::shared_ptr<ChannelHandler> handler_;
 };
 
-}  // namespace
-
-Future<std::shared_ptr<Channel>> ServerBootstrap::bind(const std::string& host,
-                                                       std::uint16_t port) {
-  if (auto address = detail::parse_address(host, port)) return bind(*address);
-  // A name: resolved here, on the calling thread (binding is a start-up step).
+// A numeric address or "unix:/path", else a name resolved here, on the calling thread (binding
+// is a start-up step). Throws IoError when the name does not resolve.
+SocketAddress resolve_local(const std::string& host, std::uint16_t port) {
+  if (auto address = detail::parse_address(host, port)) return *address;
   asio::io_context io;
   asio::ip::tcp::resolver resolver(io);
   std::error_code ec;
   auto results = resolver.resolve(host, std::to_string(port), asio::ip::tcp::resolver::passive, ec);
   if (ec || results.empty()) {
-    return make_failed_future<std::shared_ptr<Channel>>(std::make_exception_ptr(
-        IoError(ec ? ec : std::make_error_code(std::errc::invalid_argument), "resolve " + host)));
+    throw IoError(ec ? ec : std::make_error_code(std::errc::invalid_argument), "resolve " + host);
   }
   const auto ep = results.begin()->endpoint();
-  return bind(SocketAddress::from_sockaddr(ep.data(), ep.size()));
+  return SocketAddress::from_sockaddr(ep.data(), ep.size());
 }
 
-Future<std::shared_ptr<ServerSocketChannel>> ServerBootstrap::bind_one(EventLoop& loop,
-                                                                       const SocketAddress& local,
-                                                                       bool own_loop_children) {
+}  // namespace
+
+Future<std::shared_ptr<Channel>> ServerBootstrap::bind(const std::string& host,
+                                                       std::uint16_t port) {
+  std::optional<SocketAddress> local;
+  try {
+    local = resolve_local(host, port);
+  } catch (...) {
+    return make_failed_future<std::shared_ptr<Channel>>(std::current_exception());
+  }
+  return bind(*local);
+}
+
+Future<detail::AsyncServerBinding> ServerBootstrap::bind_async_erased(
+    const std::string& host, std::uint16_t port, const AsyncServerChannelOptions& options,
+    detail::AsyncChildWrapper wrap) {
+  if (!parent_ || !child_) throw IllegalStateError("ServerBootstrap: group() not set");
+  if (acceptor_per_loop_ && parent_->size() > 1) {
+    throw IllegalStateError("ServerBootstrap::bind_async does not support acceptor_per_loop");
+  }
+  // Children read nothing until their AsyncChannel is at the tail (it turns auto_read on).
+  ChannelOptions child_options = child_options_;
+  child_options.auto_read = false;
+  auto acceptor = std::make_shared<detail::AsyncAcceptHandler>(
+      std::move(child_options), child_handler_, std::move(wrap), options);
+  std::optional<SocketAddress> local;
+  try {
+    local = resolve_local(host, port);
+  } catch (...) {
+    return make_failed_future<detail::AsyncServerBinding>(std::current_exception());
+  }
+  EventLoop& loop = parent_->next();
+  Promise<detail::AsyncServerBinding> result(&loop);
+  bind_one(loop, *local, false, acceptor)
+      .add_listener(
+          [result, acceptor](const Future<std::shared_ptr<ServerSocketChannel>>& f) mutable {
+            if (f.is_success()) {
+              result.try_set_value(detail::AsyncServerBinding{f.get(), acceptor});
+            } else {
+              result.try_set_exception(f.cause());
+            }
+          });
+  return result.future();
+}
+
+Future<std::shared_ptr<ServerSocketChannel>> ServerBootstrap::bind_one(
+    EventLoop& loop, const SocketAddress& local, bool own_loop_children,
+    std::shared_ptr<ChannelHandler> acceptor) {
   ServerSocketChannel::ChildLoopChooser chooser;
   if (own_loop_children) {
     chooser = [&loop]() -> EventLoop& { return loop; };
@@ -83,7 +125,6 @@ Future<std::shared_ptr<ServerSocketChannel>> ServerBootstrap::bind_one(EventLoop
   options_.apply_to_config(*server);
   Promise<std::shared_ptr<ServerSocketChannel>> result(&loop);
   auto handler = handler_;
-  auto acceptor = std::make_shared<ServerBootstrapAcceptor>(child_options_, child_handler_);
   server->register_channel([handler, acceptor](ServerSocketChannel& ch) {
     if (handler) ch.pipeline().add_last(handler);
     ch.pipeline().add_last("acceptor", acceptor);
@@ -112,7 +153,8 @@ Future<std::shared_ptr<Channel>> ServerBootstrap::bind(const SocketAddress& loca
   EventLoop& first_loop = parent_->next();
   Promise<std::shared_ptr<Channel>> result(&first_loop);
   const bool per_loop = acceptor_per_loop_ && parent_->size() > 1 && local.is_ip();
-  auto first = bind_one(first_loop, local, per_loop && parent_ == child_);
+  auto acceptor = std::make_shared<ServerBootstrapAcceptor>(child_options_, child_handler_);
+  auto first = bind_one(first_loop, local, per_loop && parent_ == child_, acceptor);
   if (!per_loop) {
     first.add_listener([result](const Future<std::shared_ptr<ServerSocketChannel>>& f) mutable {
       if (f.is_success()) {
@@ -132,7 +174,8 @@ Future<std::shared_ptr<Channel>> ServerBootstrap::bind(const SocketAddress& loca
   for (std::size_t i = 0; i < parent_->size(); ++i) {
     EventLoop& loop = (*parent_)[i];
     if (&loop == &first_loop) continue;
-    auto f = bind_one(loop, bound, parent_ == child_);
+    auto f = bind_one(loop, bound, parent_ == child_,
+                      std::make_shared<ServerBootstrapAcceptor>(child_options_, child_handler_));
     f.wait();
     if (!f.is_success()) {
       server->close();

@@ -136,6 +136,9 @@ void ServerSocketChannel::on_acceptable(const std::error_code& ec) {
       }
       pipeline().fire_channel_read(Message(std::move(child)));
       if (!is_active()) break;
+      // A handler turned auto_read off (an AsyncServerChannel's accept buffer is full): the
+      // rest of the batch waits in the backlog, unless it asked for more with read().
+      if (!read_pending_ && !config().auto_read()) break;
       continue;
     }
     const int e = errno;

@@ -326,6 +326,10 @@ class AsyncChannel {
   Inbound& inbound() noexcept { return inbound_; }
   Outbound& outbound() noexcept { return outbound_; }
   Channel& channel() const noexcept { return handler_->channel(); }
+  // The channel's event loop: inbound(), outbound(), close() and execute_then_close() are used
+  // from tasks running there, e.g. `ac.event_loop().spawn(serve(std::move(ac)))` for a server's
+  // child, which may live on another loop than the task that accepted it.
+  EventExecutor& event_loop() const noexcept { return handler_->channel().event_loop(); }
 
   // Closes the channel; the future completes when it is closed.
   Future<void> close() {

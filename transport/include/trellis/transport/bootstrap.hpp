@@ -9,8 +9,10 @@
 #include <string>
 #include <type_traits>
 
+#include <trellis/pipeline/async_channel.hpp>
 #include <trellis/pipeline/channel_handler.hpp>
 #include <trellis/pipeline/future.hpp>
+#include <trellis/pipeline/promise.hpp>
 #include <trellis/transport/channel_option.hpp>
 #include <trellis/transport/datagram_channel.hpp>
 #include <trellis/transport/event_loop_group.hpp>
@@ -57,6 +59,34 @@ class Bootstrap {
   Future<std::shared_ptr<Channel>> bind(const std::string& host, std::uint16_t port);
   Future<std::shared_ptr<Channel>> bind(std::uint16_t port) { return bind("0.0.0.0", port); }
   Future<std::shared_ptr<Channel>> bind(const SocketAddress& local);
+
+  // Connects like connect() and wraps the channel in an AsyncChannel<In, Out> on its event loop,
+  // at the tail of the pipeline that handler set up. The channel reads nothing until then
+  // (auto_read is forced off until the AsyncChannel turns it on). Fails like connect(). Use the
+  // AsyncChannel from its loop: `ac.event_loop().spawn(talk(std::move(ac)))`.
+  template <class In, class Out>
+  Future<AsyncChannel<In, Out>> connect_async(const std::string& host, std::uint16_t port,
+                                              AsyncChannelOptions options = {}) {
+    Bootstrap unread = *this;
+    unread.options_.auto_read = false;
+    Future<std::shared_ptr<Channel>> connected = unread.connect(host, port);
+    // The promise belongs to the channel's loop, where connect completes and the listener runs.
+    Promise<AsyncChannel<In, Out>> result(connected.executor());
+    connected.add_listener([result, options](const Future<std::shared_ptr<Channel>>& f) mutable {
+      if (!f.is_success()) {
+        result.try_set_exception(f.cause());
+        return;
+      }
+      const std::shared_ptr<Channel>& ch = f.get();
+      try {
+        result.try_set_value(AsyncChannel<In, Out>::wrap(*ch, options));
+      } catch (...) {
+        ch->close();
+        result.try_set_exception(std::current_exception());
+      }
+    });
+    return result.future();
+  }
 
  private:
   bool datagram_ = false;

@@ -9,6 +9,8 @@
 
 #include <trellis/pipeline/channel_handler.hpp>
 #include <trellis/pipeline/future.hpp>
+#include <trellis/pipeline/promise.hpp>
+#include <trellis/transport/async_server_channel.hpp>
 #include <trellis/transport/channel_option.hpp>
 #include <trellis/transport/event_loop_group.hpp>
 #include <trellis/transport/server_socket_channel.hpp>
@@ -65,9 +67,36 @@ class ServerBootstrap {
   Future<std::shared_ptr<Channel>> bind(const std::string& host, std::uint16_t port);
   Future<std::shared_ptr<Channel>> bind(const SocketAddress& local);
 
+  // Binds like bind() and hands out the server as an AsyncServerChannel<In, Out> (see
+  // async_server_channel.hpp): each accepted channel gets the child options (auto_read forced
+  // off until it is wrapped) and the child handler, then an AsyncChannel<In, Out> at the tail of
+  // its pipeline, made on its own loop. Not with acceptor_per_loop (IllegalStateError).
+  template <class In, class Out>
+  Future<AsyncServerChannel<In, Out>> bind_async(const std::string& host, std::uint16_t port,
+                                                 AsyncServerChannelOptions options = {}) {
+    const AsyncChannelOptions child = options.child;
+    detail::AsyncChildWrapper wrap = [child](Channel& ch) {
+      return Message(AsyncChannel<In, Out>::wrap(ch, child));
+    };
+    Future<detail::AsyncServerBinding> bound = bind_async_erased(host, port, options, wrap);
+    Promise<AsyncServerChannel<In, Out>> result(bound.executor());
+    bound.add_listener([result](const Future<detail::AsyncServerBinding>& f) mutable {
+      if (f.is_success()) {
+        result.try_set_value(AsyncServerChannel<In, Out>(f.get()));
+      } else {
+        result.try_set_exception(f.cause());
+      }
+    });
+    return result.future();
+  }
+
  private:
   Future<std::shared_ptr<ServerSocketChannel>> bind_one(EventLoop& loop, const SocketAddress& local,
-                                                        bool own_loop_children);
+                                                        bool own_loop_children,
+                                                        std::shared_ptr<ChannelHandler> acceptor);
+  Future<detail::AsyncServerBinding> bind_async_erased(const std::string& host, std::uint16_t port,
+                                                       const AsyncServerChannelOptions& options,
+                                                       detail::AsyncChildWrapper wrap);
 
   EventLoopGroup* parent_ = nullptr;
   EventLoopGroup* child_ = nullptr;
