@@ -112,16 +112,25 @@ void ChannelHandlerContext::on_outbound_exception(std::exception_ptr error,
 }
 
 template <class Fn>
-void ChannelHandlerContext::run_on_loop(Fn&& fn) {
-  pins_.fetch_add(1, std::memory_order_relaxed);
+void ChannelHandlerContext::run_on_loop(ChannelPromise&& promise, Fn&& fn) {
+  // The pin keeps this context (not its neighbours: see ChannelPipeline::Graveyard) until the
+  // task ran. The channel's owner may drop it meanwhile: the task then finds it orphaned.
+  Pin pin(this);
+  ChannelPromise keep = promise;  // null copy when void
   try {
-    executor_->execute([this, f = std::forward<Fn>(fn)]() mutable {
-      f(*this);
-      pins_.fetch_sub(1, std::memory_order_release);
+    executor_->execute([pin = std::move(pin), p = std::move(promise),
+                        f = std::forward<Fn>(fn)]() mutable {
+      ChannelHandlerContext* self = pin.get();
+      if (self->is_orphaned()) {
+        p.try_failure(ClosedChannelError("channel closed and released before the operation ran"));
+        return;
+      }
+      f(*self, std::move(p));
     });
   } catch (...) {
-    pins_.fetch_sub(1, std::memory_order_release);
-    throw;
+    // The loop no longer takes tasks (it shut down): the operation fails, nothing runs.
+    if (keep.is_void()) throw;
+    keep.try_failure(std::current_exception());
   }
 }
 
@@ -172,7 +181,7 @@ void ChannelHandlerContext::bind(const SocketAddress& local, ChannelPromise prom
   if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_bind(local, std::move(promise));
   } else {
-    run_on_loop([local, p = std::move(promise)](ChannelHandlerContext& c) mutable {
+    run_on_loop(std::move(promise), [local](ChannelHandlerContext& c, ChannelPromise&& p) {
       c.bind(local, std::move(p));
     });
   }
@@ -184,7 +193,7 @@ void ChannelHandlerContext::connect(const SocketAddress& remote,
   if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_connect(remote, local, std::move(promise));
   } else {
-    run_on_loop([remote, local, p = std::move(promise)](ChannelHandlerContext& c) mutable {
+    run_on_loop(std::move(promise), [remote, local](ChannelHandlerContext& c, ChannelPromise&& p) {
       c.connect(remote, local, std::move(p));
     });
   }
@@ -194,8 +203,8 @@ void ChannelHandlerContext::disconnect(ChannelPromise promise) {
   if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_disconnect(std::move(promise));
   } else {
-    run_on_loop(
-        [p = std::move(promise)](ChannelHandlerContext& c) mutable { c.disconnect(std::move(p)); });
+    run_on_loop(std::move(promise),
+                [](ChannelHandlerContext& c, ChannelPromise&& p) { c.disconnect(std::move(p)); });
   }
 }
 
@@ -203,8 +212,8 @@ void ChannelHandlerContext::close(ChannelPromise promise) {
   if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_close(std::move(promise));
   } else {
-    run_on_loop(
-        [p = std::move(promise)](ChannelHandlerContext& c) mutable { c.close(std::move(p)); });
+    run_on_loop(std::move(promise),
+                [](ChannelHandlerContext& c, ChannelPromise&& p) { c.close(std::move(p)); });
   }
 }
 
@@ -212,7 +221,7 @@ void ChannelHandlerContext::read() {
   if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_read();
   } else {
-    run_on_loop([](ChannelHandlerContext& c) { c.read(); });
+    run_on_loop({}, [](ChannelHandlerContext& c, ChannelPromise&&) { c.read(); });
   }
 }
 
@@ -220,9 +229,10 @@ void ChannelHandlerContext::write(Message&& msg, ChannelPromise promise) {
   if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_write(std::move(msg), std::move(promise));
   } else {
-    run_on_loop([m = std::move(msg), p = std::move(promise)](ChannelHandlerContext& c) mutable {
-      c.write(std::move(m), std::move(p));
-    });
+    run_on_loop(std::move(promise),
+                [m = std::move(msg)](ChannelHandlerContext& c, ChannelPromise&& p) mutable {
+                  c.write(std::move(m), std::move(p));
+                });
   }
 }
 
@@ -230,7 +240,7 @@ void ChannelHandlerContext::flush() {
   if (detail::in_executor(*executor_)) {
     prev_outbound()->invoke_flush();
   } else {
-    run_on_loop([](ChannelHandlerContext& c) { c.flush(); });
+    run_on_loop({}, [](ChannelHandlerContext& c, ChannelPromise&&) { c.flush(); });
   }
 }
 

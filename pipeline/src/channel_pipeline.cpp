@@ -112,18 +112,51 @@ std::string describe_exception(const std::exception_ptr& error) {
 }  // namespace detail
 
 // Removed contexts wait here until no event can still be running through them: they are freed
-// by a task queued on the loop (which runs after the current callback has returned).
+// by a task queued on the loop (which runs after the current callback has returned), unless an
+// operation posted from another thread or a spawned task pinned them. A removed context keeps its
+// prev_/next_ (an event in flight carries on past it), so when a neighbour it points to is freed
+// first the pointer moves on to that neighbour's own neighbour: a pinned context's pointers only
+// ever lead to live or buried contexts, and at worst to the head or tail.
+// Once the channel is closed nothing is freed before the pipeline itself: a thread that still
+// holds the channel may call a context the close removed, and its operation then walks the old
+// chain to the head, which fails it with ClosedChannelError.
 struct ChannelPipeline::Graveyard {
   std::vector<std::unique_ptr<ChannelHandlerContext>> contexts;
   bool reap_queued = false;
+  bool keep_all = false;  // the channel closed: kept until the pipeline is destroyed
+
+  static bool is_free(const ChannelHandlerContext* c) noexcept {
+    return c->pins_.load(std::memory_order_acquire) == 0;
+  }
 
   void reap() noexcept {
     reap_queued = false;
-    std::erase_if(contexts, [](const std::unique_ptr<ChannelHandlerContext>& c) {
-      return c->pins_.load(std::memory_order_acquire) == 0;
+    if (keep_all) return;
+    // The pins are read once: a context pinned after this point is not freed now.
+    std::vector<ChannelHandlerContext*> doomed;
+    for (auto& c : contexts) {
+      if (is_free(c.get())) doomed.push_back(c.get());
+    }
+    if (doomed.empty()) return;
+    auto is_doomed = [&](const ChannelHandlerContext* c) {
+      return std::find(doomed.begin(), doomed.end(), c) != doomed.end();
+    };
+    for (auto& c : contexts) {
+      if (is_doomed(c.get())) continue;
+      while (is_doomed(c->prev_)) c->prev_ = c->prev_->prev_;
+      while (is_doomed(c->next_)) c->next_ = c->next_->next_;
+    }
+    std::erase_if(contexts, [&](const std::unique_ptr<ChannelHandlerContext>& c) {
+      return is_doomed(c.get());
     });
     // Give the array back: a pipeline that buried its initializer holds nothing afterwards.
     if (contexts.empty()) std::vector<std::unique_ptr<ChannelHandlerContext>>().swap(contexts);
+  }
+
+  // The pipeline is destroyed: free what nobody pins, orphan the rest.
+  void release_all() noexcept {
+    for (auto& c : contexts) ChannelHandlerContext::release(c.release());
+    contexts.clear();
   }
 };
 
@@ -140,10 +173,10 @@ ChannelPipeline::~ChannelPipeline() {
   for (ChannelHandlerContext* c = head_; c != nullptr;) {
     ChannelHandlerContext* next = c == tail_ ? nullptr : c->next_;
     if (c != head_ && c != tail_ && !c->handler_->is_sharable()) c->handler_->added_ = false;
-    delete c;
+    ChannelHandlerContext::release(c);  // a context an operation still pins is freed by it
     c = next;
   }
-  if (graveyard_) graveyard_->contexts.clear();
+  if (graveyard_) graveyard_->release_all();
 }
 
 // --- modification ------------------------------------------------------------------------------
@@ -339,6 +372,8 @@ std::shared_ptr<ChannelHandler> ChannelPipeline::replace(std::string_view old_na
 void ChannelPipeline::remove_all() {
   check_modifiable();
   while (tail_->prev_ != head_) remove_context(tail_->prev_);
+  // The channel's teardown: other threads may still call the contexts (see Graveyard).
+  if (graveyard_ && !channel_->is_open()) graveyard_->keep_all = true;
 }
 
 // --- lookup ------------------------------------------------------------------------------------
@@ -376,37 +411,35 @@ std::vector<std::string> ChannelPipeline::names() const {
 
 // --- inbound events ----------------------------------------------------------------------------
 
-namespace {
-
-// Runs fn(head) on the channel's loop: inline when already there, else queued.
 template <class Fn>
-void on_loop(Channel& channel, ChannelHandlerContext* head, Fn fn) {
-  if (detail::in_executor(channel.event_loop())) {
-    fn(head);
+void ChannelPipeline::on_loop(Fn fn) {
+  if (detail::in_executor(channel_->event_loop())) {
+    fn(head_);
   } else {
-    channel.event_loop().execute([head, fn]() mutable { fn(head); });
+    channel_->event_loop().execute(
+        [pin = ChannelHandlerContext::Pin(head_), fn = std::move(fn)]() mutable {
+          if (!pin.get()->is_orphaned()) fn(pin.get());
+        });
   }
 }
 
-}  // namespace
-
 ChannelPipeline& ChannelPipeline::fire_channel_registered() {
-  on_loop(*channel_, head_, [](ChannelHandlerContext* h) { h->invoke_channel_registered(); });
+  on_loop([](ChannelHandlerContext* h) { h->invoke_channel_registered(); });
   return *this;
 }
 ChannelPipeline& ChannelPipeline::fire_channel_unregistered() {
-  on_loop(*channel_, head_, [](ChannelHandlerContext* h) { h->invoke_channel_unregistered(); });
+  on_loop([](ChannelHandlerContext* h) { h->invoke_channel_unregistered(); });
   return *this;
 }
 ChannelPipeline& ChannelPipeline::fire_channel_active() {
-  on_loop(*channel_, head_, [](ChannelHandlerContext* h) { h->invoke_channel_active(); });
+  on_loop([](ChannelHandlerContext* h) { h->invoke_channel_active(); });
   return *this;
 }
 ChannelPipeline& ChannelPipeline::fire_channel_inactive() {
-  on_loop(*channel_, head_, [this](ChannelHandlerContext* h) {
+  on_loop([](ChannelHandlerContext* h) {
     h->invoke_channel_inactive();
     // After the handlers saw the event, so a task's clean-up finds them told.
-    cancel_spawned_tasks();
+    h->pipeline().cancel_spawned_tasks();
   });
   return *this;
 }
@@ -427,22 +460,18 @@ void ChannelPipeline::cancel_spawned_tasks() noexcept {
   for (auto& f : tasks) f.cancel();
 }
 ChannelPipeline& ChannelPipeline::fire_channel_read_complete() {
-  on_loop(*channel_, head_, [](ChannelHandlerContext* h) { h->invoke_channel_read_complete(); });
+  on_loop([](ChannelHandlerContext* h) { h->invoke_channel_read_complete(); });
   return *this;
 }
 ChannelPipeline& ChannelPipeline::fire_channel_writability_changed() {
-  on_loop(*channel_, head_,
-          [](ChannelHandlerContext* h) { h->fire_channel_writability_changed(); });
+  on_loop([](ChannelHandlerContext* h) { h->fire_channel_writability_changed(); });
   return *this;
 }
 
 ChannelPipeline& ChannelPipeline::fire_exception_caught(std::exception_ptr error) {
-  if (detail::in_executor(channel_->event_loop())) {
-    head_->fire_exception_caught(std::move(error));
-  } else {
-    channel_->event_loop().execute(
-        [this, e = std::move(error)]() mutable { head_->fire_exception_caught(std::move(e)); });
-  }
+  on_loop([e = std::move(error)](ChannelHandlerContext* h) mutable {
+    h->fire_exception_caught(std::move(e));
+  });
   return *this;
 }
 
@@ -450,19 +479,17 @@ ChannelPipeline& ChannelPipeline::fire_channel_read(Message&& msg) {
   if (detail::in_executor(channel_->event_loop())) [[likely]] {
     head_->fire_channel_read(std::move(msg));
   } else {
-    channel_->event_loop().execute(
-        [this, m = std::move(msg)]() mutable { head_->fire_channel_read(std::move(m)); });
+    on_loop([m = std::move(msg)](ChannelHandlerContext* h) mutable {
+      h->fire_channel_read(std::move(m));
+    });
   }
   return *this;
 }
 
 ChannelPipeline& ChannelPipeline::fire_user_event_triggered(Message&& event) {
-  if (detail::in_executor(channel_->event_loop())) {
-    head_->fire_user_event_triggered(std::move(event));
-  } else {
-    channel_->event_loop().execute(
-        [this, e = std::move(event)]() mutable { head_->fire_user_event_triggered(std::move(e)); });
-  }
+  on_loop([e = std::move(event)](ChannelHandlerContext* h) mutable {
+    h->fire_user_event_triggered(std::move(e));
+  });
   return *this;
 }
 

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <trellis/pipeline/channel_handler.hpp>
 #include <trellis/pipeline/detail/awaited_promise.hpp>
@@ -95,23 +97,36 @@ class ChannelHandlerContext {
   friend class ChannelPipeline;
   friend class ChannelHandler;
 
-  // Keeps a (possibly removed) context from being freed while a spawned task may use it.
+  // Keeps a (possibly removed) context from being freed while a spawned task or an operation
+  // posted from another thread may use it. A context its pipeline let go of while pinned (the
+  // pipeline was destroyed) is "orphaned": the last pin frees it.
   class Pin {
    public:
-    explicit Pin(ChannelHandlerContext* ctx) noexcept : ctx_(ctx) {
-      ctx_->pins_.fetch_add(1, std::memory_order_relaxed);
-    }
+    explicit Pin(ChannelHandlerContext* ctx) noexcept : ctx_(ctx) { ctx_->pin(); }
     Pin(Pin&& o) noexcept : ctx_(std::exchange(o.ctx_, nullptr)) {}
     Pin(const Pin&) = delete;
     Pin& operator=(const Pin&) = delete;
     ~Pin() {
-      if (ctx_ != nullptr) ctx_->pins_.fetch_sub(1, std::memory_order_release);
+      if (ctx_ != nullptr) ctx_->unpin();
     }
     ChannelHandlerContext* get() const noexcept { return ctx_; }
 
    private:
     ChannelHandlerContext* ctx_;
   };
+  static constexpr std::uint32_t kOrphaned = 1u << 31;
+  void pin() noexcept { pins_.fetch_add(1, std::memory_order_relaxed); }
+  void unpin() noexcept {
+    if (pins_.fetch_sub(1, std::memory_order_acq_rel) == (kOrphaned | 1)) delete this;
+  }
+  // True once the pipeline that owned this context is gone (only a pinned context outlives it).
+  bool is_orphaned() const noexcept {
+    return (pins_.load(std::memory_order_acquire) & kOrphaned) != 0;
+  }
+  // The pipeline lets go of this context: freed now, or by its last pin.
+  static void release(ChannelHandlerContext* ctx) noexcept {
+    if (ctx->pins_.fetch_or(kOrphaned, std::memory_order_acq_rel) == 0) delete ctx;
+  }
   static Task<void> run_spawned(Pin pin, std::shared_ptr<Channel> owner, Task<void> body);
 
   ChannelHandlerContext(ChannelPipeline& pipeline, Channel& channel, std::string name,
@@ -157,9 +172,11 @@ class ChannelHandlerContext {
   void on_handler_exception(std::exception_ptr error) noexcept;
   // An outbound operation threw: fail its promise, or fire the exception when it has none.
   void on_outbound_exception(std::exception_ptr error, ChannelPromise& promise) noexcept;
-  // Runs fn(*this) on the event loop, keeping this context alive until then.
+  // Runs fn(*this, promise) on the event loop, keeping this context alive until then. If the
+  // pipeline is gone by then, or the loop refuses the task, fn does not run and the promise
+  // fails with ClosedChannelError or the refusal (a void promise: the refusal is thrown).
   template <class Fn>
-  void run_on_loop(Fn&& fn);
+  void run_on_loop(ChannelPromise&& promise, Fn&& fn);
 
   ChannelHandlerContext* prev_ = nullptr;
   ChannelHandlerContext* next_ = nullptr;
@@ -171,8 +188,8 @@ class ChannelHandlerContext {
   std::shared_ptr<ChannelHandler> handler_;
   std::string name_;
   bool removed_ = false;
-  // Operations posted from other threads that still refer to this context: a removed context
-  // is freed only once none is left.
+  // Operations posted from other threads and spawned tasks that still refer to this context: a
+  // removed context is freed only once none is left. The top bit is kOrphaned.
   std::atomic<std::uint32_t> pins_{0};
 };
 

@@ -119,6 +119,10 @@ class ChannelPipeline {
   // Tasks started by ctx.spawn: cancelled when the channel goes inactive.
   void add_spawned_task(Future<void> task);
   void cancel_spawned_tasks() noexcept;
+  // Runs fn(head) on the channel's loop: inline when already there, else queued with the head
+  // pinned, and dropped if the pipeline is destroyed before it runs.
+  template <class Fn>
+  void on_loop(Fn fn);
 
   Channel* channel_;
   ChannelHandlerContext* head_;
