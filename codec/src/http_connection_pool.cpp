@@ -104,9 +104,13 @@ void HttpConnectionPool::start_connect() {
   ++connecting_;
   attempts_.push_back(attempt);
   std::weak_ptr<HttpConnectionPool> weak = weak_from_this();
-  attempt->timer = loop_.schedule(options_.connect_timeout, [weak, attempt] {
-    if (auto self = weak.lock()) self->on_connect_timeout(attempt);
-  });
+  // The timer holds the attempt weakly: the attempt holds the timer.
+  attempt->timer = loop_.schedule(options_.connect_timeout,
+                                  [weak, weak_attempt = std::weak_ptr<Attempt>(attempt)] {
+                                    auto self = weak.lock();
+                                    auto a = weak_attempt.lock();
+                                    if (self && a) self->on_connect_timeout(a);
+                                  });
   Future<std::shared_ptr<Channel>> connected = connector_(std::move(init));
   connected.add_listener([weak, attempt](const Future<std::shared_ptr<Channel>>& f) {
     if (auto self = weak.lock()) {
