@@ -3,6 +3,9 @@
 #include <trellis/http_client/http_client.hpp>
 
 #include <chrono>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <trellis/transport/bootstrap.hpp>
@@ -42,44 +45,125 @@ Url destination_of(FullHttpRequest& request) {
   return url;
 }
 
-}  // namespace
-
-HttpClient::HttpClient(EventLoopGroup& group, HttpClientOptions options)
-    : group_(group), options_(options) {}
-
-HttpClient::~HttpClient() {
-  std::vector<std::shared_ptr<HttpConnectionPool>> pools;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto& [key, pool] : pools_) pools.push_back(std::move(pool));
-    pools_.clear();
-  }
-  for (auto& pool : pools) {
-    EventExecutor& loop = pool->executor();
-    if (loop.in_event_loop()) {
-      pool->close();
-      continue;
-    }
-    // Closed, and released, on its own loop.
-    auto done = loop.submit([p = std::move(pool)]() mutable {
-      p->close();
-      p.reset();
-    });
-    done.wait_for(std::chrono::seconds(5));
-  }
+bool is_redirect(std::uint16_t code) noexcept {
+  return code == 301 || code == 302 || code == 303 || code == 307 || code == 308;
 }
 
-std::shared_ptr<HttpConnectionPool> HttpClient::pool_for(const Url& url) {
+// Where location points from url: an absolute http:// URL, a scheme-relative "//host/path", an
+// absolute path, or a path relative to url's directory.
+Url resolve_location(const Url& url, std::string_view location) {
+  if (has_http_scheme(location)) return Url::parse(location);
+  if (location.substr(0, 2) == "//") return Url::parse("http:" + std::string(location));
+  Url next = url;
+  if (!location.empty() && location.front() == '/') {
+    next.target.assign(location);
+  } else {
+    const std::string_view path = std::string_view(url.target).substr(0, url.target.find('?'));
+    next.target.assign(path.substr(0, path.rfind('/') + 1));
+    next.target.append(location);
+  }
+  // Checked as a URL would be (characters, percent-encoding); the fragment dropped.
+  return Url::parse("http://" + next.host_header() + next.target);
+}
+
+}  // namespace
+
+struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
+  Impl(EventLoopGroup& g, HttpClientOptions o) : group(g), options(o) {}
+
+  std::shared_ptr<HttpConnectionPool> pool_for(const Url& url);
+  Future<FullHttpResponse> execute_once(const Url& url, FullHttpRequest request);
+  Future<FullHttpResponse> execute(const Url& url, FullHttpRequest request);
+  void close_all();
+
+  EventLoopGroup& group;
+  HttpClientOptions options;
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<HttpConnectionPool>> pools;
+};
+
+// One request that follows redirects: what the next hop needs of it, and the result.
+struct Redirects {
+  std::weak_ptr<HttpClient::Impl> client;
+  Url url;
+  HttpMethod method;
+  HttpVersion version;
+  HttpHeaders headers;
+  ByteBuf body;  // a handle on the bytes, for 307/308
+  int followed = 0;
+  Promise<FullHttpResponse> result;
+
+  FullHttpRequest next_request() const {
+    FullHttpRequest r;
+    r.method = method;
+    r.target = url.target;
+    r.version = version;
+    r.headers = headers;
+    r.content = body.share();
+    return r;
+  }
+};
+
+namespace {
+void follow(const std::shared_ptr<Redirects>& state, Future<FullHttpResponse> hop) {
+  hop.add_listener([state](const Future<FullHttpResponse>& f) {
+    if (!f.is_success()) {
+      state->result.try_set_exception(f.cause());
+      return;
+    }
+    Future<FullHttpResponse> handle = f;
+    FullHttpResponse response = std::move(handle).get();
+    const auto location = response.headers.get("Location");
+    if (!is_redirect(response.status.code) || !location) {
+      state->result.try_set_value(std::move(response));
+      return;
+    }
+    auto client = state->client.lock();
+    if (!client) {
+      state->result.try_set_exception(
+          std::make_exception_ptr(ClosedChannelError("the HTTP client is closed")));
+      return;
+    }
+    if (++state->followed > client->options.max_redirects) {
+      state->result.try_set_exception(std::make_exception_ptr(TooManyRedirectsError(
+          "more than " + std::to_string(client->options.max_redirects) + " redirects")));
+      return;
+    }
+    try {
+      const Url next = resolve_location(state->url, *location);
+      if (next.host != state->url.host || next.port != state->url.port) {
+        state->headers.remove("Authorization");
+        state->headers.remove("Cookie");
+      }
+      state->headers.set("Host", next.host_header());
+      const std::uint16_t code = response.status.code;
+      if (code == 301 || code == 302 || code == 303) {
+        if (state->method != HttpMethod::kHead) state->method = HttpMethod::kGet;
+        state->body = ByteBuf();
+        state->headers.remove("Content-Length");
+        state->headers.remove("Transfer-Encoding");
+        state->headers.remove("Content-Type");
+      }
+      state->url = next;
+      follow(state, client->execute_once(state->url, state->next_request()));
+    } catch (...) {
+      state->result.try_set_exception(std::current_exception());
+    }
+  });
+}
+}  // namespace
+
+std::shared_ptr<HttpConnectionPool> HttpClient::Impl::pool_for(const Url& url) {
   std::string key;
   key.reserve(url.host.size() + 8);
   key.append(url.host).push_back(':');
   key.append(std::to_string(url.port));
-  std::lock_guard lock(mutex_);
-  auto it = pools_.find(key);
-  if (it != pools_.end()) return it->second;
-  EventLoop& loop = group_.next();
+  std::lock_guard lock(mutex);
+  auto it = pools.find(key);
+  if (it != pools.end()) return it->second;
+  EventLoop& loop = group.next();
   const auto connect_timeout =
-      std::chrono::duration_cast<std::chrono::milliseconds>(options_.connect_timeout);
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.connect_timeout);
   auto connector = [&loop, host = url.host, port = url.port,
                     connect_timeout](std::shared_ptr<ChannelHandler> init) {
     Bootstrap b;
@@ -90,12 +174,12 @@ std::shared_ptr<HttpConnectionPool> HttpClient::pool_for(const Url& url) {
     return b.connect(host, port);
   };
   auto pool =
-      std::make_shared<HttpConnectionPool>(loop, url.host_header(), options_, std::move(connector));
-  pools_.emplace(std::move(key), pool);
+      std::make_shared<HttpConnectionPool>(loop, url.host_header(), options, std::move(connector));
+  pools.emplace(std::move(key), pool);
   return pool;
 }
 
-Future<FullHttpResponse> HttpClient::execute(const Url& url, FullHttpRequest request) {
+Future<FullHttpResponse> HttpClient::Impl::execute_once(const Url& url, FullHttpRequest request) {
   auto pool = pool_for(url);
   EventExecutor& loop = pool->executor();
   Promise<FullHttpResponse> promise(&loop);
@@ -111,6 +195,51 @@ Future<FullHttpResponse> HttpClient::execute(const Url& url, FullHttpRequest req
   return future;
 }
 
+Future<FullHttpResponse> HttpClient::Impl::execute(const Url& url, FullHttpRequest request) {
+  if (!options.follow_redirects) return execute_once(url, std::move(request));
+  auto state = std::make_shared<Redirects>();
+  state->client = weak_from_this();
+  state->url = url;
+  state->method = request.method;
+  state->version = request.version;
+  state->headers = request.headers;
+  state->body = request.content.share();
+  Future<FullHttpResponse> first = execute_once(url, std::move(request));
+  state->result = Promise<FullHttpResponse>(first.executor());
+  Future<FullHttpResponse> result = state->result.future();
+  follow(state, std::move(first));
+  return result;
+}
+
+void HttpClient::Impl::close_all() {
+  std::vector<std::shared_ptr<HttpConnectionPool>> all;
+  {
+    std::lock_guard lock(mutex);
+    for (auto& [key, pool] : pools) all.push_back(std::move(pool));
+    pools.clear();
+  }
+  for (auto& pool : all) {
+    EventExecutor& loop = pool->executor();
+    if (loop.in_event_loop()) {
+      pool->close();
+      continue;
+    }
+    // Closed, and released, on its own loop.
+    auto done = loop.submit([p = std::move(pool)]() mutable {
+      p->close();
+      p.reset();
+    });
+    done.wait_for(std::chrono::seconds(5));
+  }
+}
+
+HttpClient::HttpClient(EventLoopGroup& group, HttpClientOptions options)
+    : impl_(std::make_shared<Impl>(group, options)) {}
+
+HttpClient::~HttpClient() { impl_->close_all(); }
+
+const HttpClientOptions& HttpClient::options() const noexcept { return impl_->options; }
+
 Future<FullHttpResponse> HttpClient::execute(FullHttpRequest request) {
   Url url;
   try {
@@ -118,7 +247,7 @@ Future<FullHttpResponse> HttpClient::execute(FullHttpRequest request) {
   } catch (...) {
     return make_failed_future<FullHttpResponse>(std::current_exception());
   }
-  return execute(url, std::move(request));
+  return impl_->execute(url, std::move(request));
 }
 
 Future<FullHttpResponse> HttpClient::execute(HttpRequest request) {
@@ -140,7 +269,7 @@ Future<FullHttpResponse> HttpClient::get(std::string_view url_text) {
   FullHttpRequest request;
   request.target = url.target;
   request.headers.add(HeaderId::kHost, url.host_header());
-  return execute(url, std::move(request));
+  return impl_->execute(url, std::move(request));
 }
 
 Task<FullHttpResponse> HttpClient::request(FullHttpRequest request) {

@@ -37,8 +37,22 @@ class H(http.server.BaseHTTPRequestHandler):
         for k, v in extra: self.send_header(k, v)
         self.end_headers()
         self.wfile.write(body)
+    def redirect(self, code, to):
+        self.send_response(code)
+        self.send_header("Location", to)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
     def do_GET(self):
-        if self.path == "/port":
+        if self.path.startswith("/r/"):  # /r/CODE/rest: redirect with CODE to /rest
+            code, rest = self.path[3:].split("/", 1)
+            self.redirect(int(code), "/" + rest)
+        elif self.path == "/loop":
+            self.redirect(302, "/loop")
+        elif self.path == "/relative/start":
+            self.redirect(302, "method")
+        elif self.path == "/relative/method":
+            self.send_body(b"GET")
+        elif self.path == "/port":
             self.send_body(str(self.client_address[1]).encode())
         elif self.path == "/close":
             self.send_body(b"bye", [("Connection", "close")])
@@ -64,7 +78,12 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send_body(b"ok")
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
-        self.send_body(self.rfile.read(n))
+        body = self.rfile.read(n)
+        if self.path.startswith("/r/"):
+            code, rest = self.path[3:].split("/", 1)
+            self.redirect(int(code), "/" + rest)
+        else:
+            self.send_body(b"POST " + body)
 class S(http.server.ThreadingHTTPServer):
     daemon_threads = True
 s = S(("127.0.0.1", 0), H)
@@ -182,7 +201,7 @@ TEST_CASE("HttpClient: Connection: close, chunked bodies and POST bodies from ht
   post.method = HttpMethod::kPost;
   post.target = server.url("/echo");
   post.content = ByteBuf::from(std::string("a body of some bytes"));
-  CHECK(await(client.execute(std::move(post))).content.to_string() == "a body of some bytes");
+  CHECK(await(client.execute(std::move(post))).content.to_string() == "POST a body of some bytes");
 }
 
 TEST_CASE("HttpClient: a server that closes mid-body fails with ConnectionClosedError") {
@@ -280,3 +299,49 @@ TEST_CASE("HttpClient: both APIs against http_echo_server") {
   CHECK(got[2] == "Hello, World!");
 }
 #endif
+
+namespace {
+FullHttpRequest post_to(const std::string& url, std::string body) {
+  FullHttpRequest post;
+  post.method = HttpMethod::kPost;
+  post.target = url;
+  post.content = ByteBuf::from(std::move(body));
+  return post;
+}
+}  // namespace
+
+TEST_CASE("HttpClient: redirects are off by default and followed when asked for") {
+  ChildServer server = python_server();
+  EventLoopGroup group(1);
+  {
+    HttpClient plain(group);
+    FullHttpResponse r = await(plain.get(server.url("/r/302/port")));
+    CHECK(r.status.code == 302);
+    CHECK(r.headers.get("Location") == std::optional<std::string_view>("/port"));
+  }
+  HttpClientOptions options;
+  options.follow_redirects = true;
+  HttpClient client(group, options);
+  for (int code : {301, 302, 303, 307, 308}) {
+    CAPTURE(code);
+    FullHttpResponse r = await(client.get(server.url("/r/" + std::to_string(code) + "/port")));
+    CHECK(r.status.code == 200);
+  }
+  // 301/302/303 become GET without the body; 307/308 keep the method and the body.
+  for (int code : {301, 302, 303}) {
+    CAPTURE(code);
+    FullHttpResponse r = await(client.execute(
+        post_to(server.url("/r/" + std::to_string(code) + "/relative/method"), "data")));
+    CHECK(r.content.to_string() == "GET");
+  }
+  for (int code : {307, 308}) {
+    CAPTURE(code);
+    FullHttpResponse r =
+        await(client.execute(post_to(server.url("/r/" + std::to_string(code) + "/echo"), "data")));
+    CHECK(r.content.to_string() == "POST data");
+  }
+  // A relative Location resolves against the request's directory.
+  CHECK(await(client.get(server.url("/relative/start"))).content.to_string() == "GET");
+  // An endless loop stops after max_redirects.
+  failure_of<TooManyRedirectsError>(client.get(server.url("/loop")));
+}

@@ -5,10 +5,7 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
-#include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include <trellis/codec/http/http_client_errors.hpp>
 #include <trellis/codec/http/http_client_options.hpp>
@@ -20,6 +17,8 @@
 #include <trellis/transport/event_loop_group.hpp>
 
 namespace trellis::http {
+
+struct Redirects;
 
 class HttpClient {
  public:
@@ -34,7 +33,8 @@ class HttpClient {
   // destination is the request's target when it is an absolute http:// URL (sent in origin
   // form), else its Host header. A Host header is added when missing. The future belongs to
   // the connection's loop. Fails with ConnectError, TimeoutError, ConnectionClosedError,
-  // codec::DecoderError (a malformed response), UrlError (no usable destination).
+  // codec::DecoderError (a malformed response), UrlError (no usable destination),
+  // TooManyRedirectsError (with follow_redirects).
   Future<FullHttpResponse> execute(FullHttpRequest request);
   // A request without a body.
   Future<FullHttpResponse> execute(HttpRequest request);
@@ -47,16 +47,14 @@ class HttpClient {
   Task<FullHttpResponse> request(FullHttpRequest request);
   Task<FullHttpResponse> request(HttpRequest request);
 
-  const HttpClientOptions& options() const noexcept { return options_; }
+  const HttpClientOptions& options() const noexcept;
 
  private:
-  std::shared_ptr<HttpConnectionPool> pool_for(const Url& url);
-  Future<FullHttpResponse> execute(const Url& url, FullHttpRequest request);
-
-  EventLoopGroup& group_;
-  HttpClientOptions options_;
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<HttpConnectionPool>> pools_;
+  friend struct Redirects;
+  struct Impl;
+  // Shared with redirects in flight, which hold it weakly: a client destroyed meanwhile ends
+  // them instead of being used after its end.
+  std::shared_ptr<Impl> impl_;
 };
 
 }  // namespace trellis::http

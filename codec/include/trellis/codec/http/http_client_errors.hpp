@@ -50,4 +50,10 @@ class ConnectionClosedError : public ClosedChannelError {
   bool may_have_been_processed_;
 };
 
+// A request was redirected more than HttpClientOptions::max_redirects times.
+class TooManyRedirectsError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace trellis::http
