@@ -366,3 +366,78 @@ TEST_CASE("HttpConnectionPool: close fails waiting requests and closes the conne
   CHECK_FALSE(f.ch->is_open());
   CHECK(failure_as<ClosedChannelError>(f.get("/c")).has_value());
 }
+
+namespace {
+Future<FullHttpResponse> post_expecting_continue(PoolFixture& f, std::string body) {
+  FullHttpRequest request;
+  request.method = HttpMethod::kPost;
+  request.target = "/upload";
+  request.headers.add(header::kHost, "server");
+  request.headers.add("Expect", "100-continue");
+  request.content = ByteBuf::from(std::move(body));
+  Promise<FullHttpResponse> promise(&f.ch->event_loop());
+  f.pool->submit(std::move(request), promise);
+  return promise.future();
+}
+}  // namespace
+
+TEST_CASE("HttpConnectionPool: Expect: 100-continue sends the body after the 100 Continue") {
+  PoolFixture f;
+  auto r = post_expecting_continue(f, "abc");
+  CHECK(f.sent() ==
+        "POST /upload HTTP/1.1\r\nHost: server\r\nExpect: 100-continue\r\n"
+        "Content-Length: 3\r\n\r\n");
+  f.answer("HTTP/1.1 100 Continue\r\n\r\n");
+  CHECK(f.sent() == "abc");
+  f.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  REQUIRE(r.is_success());
+  CHECK(r.get().status.code == 200);
+  CHECK(f.pool->idle_connections() == 1);  // whole exchange: reusable
+}
+
+TEST_CASE("HttpConnectionPool: a final answer before 100 Continue: no body, connection closed") {
+  PoolFixture f;
+  auto r = post_expecting_continue(f, "abc");
+  f.sent();
+  f.answer("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n");
+  REQUIRE(r.is_success());
+  CHECK(r.get().status.code == 417);
+  CHECK(f.sent().empty());
+  CHECK_FALSE(f.ch->is_open());
+  f.ch->advance_by(HttpClientHandler::kContinueTimeout);
+  f.ch->run_pending_tasks();
+  CHECK(f.sent().empty());
+}
+
+TEST_CASE("HttpConnectionPool: without an answer to 100-continue the body goes after a while") {
+  PoolFixture f;
+  auto r = post_expecting_continue(f, "abc");
+  f.sent();
+  f.ch->advance_by(HttpClientHandler::kContinueTimeout - std::chrono::nanoseconds(1));
+  f.ch->run_pending_tasks();
+  CHECK(f.sent().empty());
+  f.ch->advance_by(std::chrono::nanoseconds(1));
+  f.ch->run_pending_tasks();
+  CHECK(f.sent() == "abc");
+  f.answer("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  CHECK(r.is_success());
+}
+
+TEST_CASE("HttpConnectionPool: 204 and 304 have no body whatever their headers say") {
+  PoolFixture f;
+  auto a = f.get("/a");
+  f.sent();
+  f.answer("HTTP/1.1 204 No Content\r\n\r\n");
+  REQUIRE(a.is_success());
+  CHECK(a.get().status.code == 204);
+  auto b = f.get("/b");
+  f.sent();
+  f.answer("HTTP/1.1 304 Not Modified\r\nContent-Length: 100\r\n\r\n");
+  REQUIRE(b.is_success());
+  CHECK(b.get().content.readable_bytes() == 0);
+  auto c = f.get("/c");  // the same connection, in step
+  f.sent();
+  f.answer("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nc");
+  CHECK(c.get().content.to_string() == "c");
+  CHECK(f.pool->connections_made() == 1);
+}

@@ -345,3 +345,17 @@ TEST_CASE("HttpClient: redirects are off by default and followed when asked for"
   // An endless loop stops after max_redirects.
   failure_of<TooManyRedirectsError>(client.get(server.url("/loop")));
 }
+
+TEST_CASE("HttpClient: Expect: 100-continue against http.server (which answers 100)") {
+  ChildServer server = python_server();
+  EventLoopGroup group(1);
+  HttpClient client(group);
+  FullHttpRequest post = post_to(server.url("/echo"), "sent after the interim response");
+  post.headers.add("Expect", "100-continue");
+  CHECK(await(client.execute(std::move(post))).content.to_string() ==
+        "POST sent after the interim response");
+  // The exchange was whole: the connection is reused.
+  const std::string a = await(client.get(server.url("/port"))).content.to_string();
+  const std::string b = await(client.get(server.url("/port"))).content.to_string();
+  CHECK(a == b);
+}

@@ -6,6 +6,7 @@
 // connection, so a broken connection never goes back to the pool.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -32,7 +33,11 @@ struct HttpClientExchange {
 
 class HttpClientHandler : public ChannelInboundHandler {
  public:
+  // How long a 100-continue request waits for the interim response before sending its body.
+  static constexpr std::chrono::seconds kContinueTimeout{1};
+
   explicit HttpClientHandler(std::weak_ptr<HttpConnectionPool> pool) : pool_(std::move(pool)) {}
+  ~HttpClientHandler() override;
 
   void handler_added(ChannelHandlerContext& ctx) override { ctx_ = &ctx; }
   void channel_read(ChannelHandlerContext& ctx, Message msg) override;
@@ -60,12 +65,17 @@ class HttpClientHandler : public ChannelInboundHandler {
   // The exchange leaves this connection: its timer is cancelled and it is returned.
   HttpClientExchange take_exchange();
   void fail(std::exception_ptr error);
+  // The body held back by a 100-continue request goes now.
+  void send_held_body();
 
   std::weak_ptr<HttpConnectionPool> pool_;
   ChannelHandlerContext* ctx_ = nullptr;
   std::optional<HttpClientExchange> exchange_;
   bool closed_ = false;   // channel_inactive seen, or the pool was told of the close
   bool reusable_ = true;  // the request in flight allows the connection to be kept
+  bool awaiting_continue_ = false;  // a 100-continue request's body is held
+  ByteBuf held_body_;
+  ScheduledFuture<void> continue_timer_;
 };
 
 }  // namespace trellis::http
