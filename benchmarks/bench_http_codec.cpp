@@ -66,6 +66,18 @@ void parse_with_parser(benchmark::State& state, const std::string& wire) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * wire.size()));
 }
 
+// The HTTP client's URL parser on the URL of a plaintext benchmark (host and target fit the
+// small-string buffer: 0 allocations expected).
+void UrlParsePlaintext(benchmark::State& state) {
+  Allocs allocs;
+  for (auto _ : state) {
+    Url url = Url::parse("http://127.0.0.1:8080/plaintext");
+    benchmark::DoNotOptimize(url);
+  }
+  allocs.report(state);
+}
+BENCHMARK(UrlParsePlaintext);
+
 void ParseBrowserGet(benchmark::State& state) { parse_with_parser(state, kBrowserGet); }
 BENCHMARK(ParseBrowserGet);
 void ParsePost10Headers(benchmark::State& state) { parse_with_parser(state, kPost); }

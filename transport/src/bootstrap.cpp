@@ -84,9 +84,14 @@ void connect_next(std::shared_ptr<ConnectAttempt> attempt, std::size_t index) {
 }  // namespace
 }  // namespace detail
 
-Future<std::shared_ptr<Channel>> Bootstrap::connect(const SocketAddress& remote) {
+EventLoop& Bootstrap::next_loop() {
+  if (loop_) return *loop_;
   if (!group_) throw IllegalStateError("Bootstrap: group() not set");
-  EventLoop& loop = group_->next();
+  return group_->next();
+}
+
+Future<std::shared_ptr<Channel>> Bootstrap::connect(const SocketAddress& remote) {
+  EventLoop& loop = next_loop();
   auto attempt = std::make_shared<detail::ConnectAttempt>(
       detail::ConnectAttempt{datagram_,
                              &loop,
@@ -102,8 +107,7 @@ Future<std::shared_ptr<Channel>> Bootstrap::connect(const SocketAddress& remote)
 
 Future<std::shared_ptr<Channel>> Bootstrap::connect(const std::string& host, std::uint16_t port) {
   if (auto address = detail::parse_address(host, port)) return connect(*address);
-  if (!group_) throw IllegalStateError("Bootstrap: group() not set");
-  EventLoop& loop = group_->next();
+  EventLoop& loop = next_loop();
   auto attempt = std::make_shared<detail::ConnectAttempt>(detail::ConnectAttempt{
       datagram_, &loop, options_, handler_, {}, Promise<std::shared_ptr<Channel>>(&loop), {}});
   auto future = attempt->result.future();

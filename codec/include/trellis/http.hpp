@@ -1,6 +1,10 @@
 // Umbrella header of the HTTP/1.1 codec (namespace trellis::http).
 #pragma once
 
+#include <trellis/codec/http/http_client_errors.hpp>
+#include <trellis/codec/http/http_client_handler.hpp>
+#include <trellis/codec/http/http_client_options.hpp>
+#include <trellis/codec/http/http_connection_pool.hpp>
 #include <trellis/codec/http/http_date.hpp>
 #include <trellis/codec/http/http_decoders.hpp>
 #include <trellis/codec/http/http_head_writer.hpp>
@@ -12,3 +16,4 @@
 #include <trellis/codec/http/http_server_codec.hpp>
 #include <trellis/codec/http/http_server_expect_continue_handler.hpp>
 #include <trellis/codec/http/http_server_keep_alive_handler.hpp>
+#include <trellis/codec/http/url.hpp>

@@ -24,6 +24,13 @@ class Bootstrap {
  public:
   Bootstrap& group(EventLoopGroup& group) {
     group_ = &group;
+    loop_ = nullptr;
+    return *this;
+  }
+  // Connects on this loop rather than on the group's next one (a client that keeps its
+  // connections on the loop its requests run on).
+  Bootstrap& group(EventLoop& loop) {
+    loop_ = &loop;
     return *this;
   }
   Bootstrap& handler(std::shared_ptr<ChannelHandler> h) {
@@ -89,8 +96,11 @@ class Bootstrap {
   }
 
  private:
+  EventLoop& next_loop();
+
   bool datagram_ = false;
   EventLoopGroup* group_ = nullptr;
+  EventLoop* loop_ = nullptr;
   ChannelOptions options_;
   std::shared_ptr<ChannelHandler> handler_;
 };

@@ -1,0 +1,36 @@
+// HttpClientOptions: the limits and deadlines of an HTTP client's connection pools.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+#include <trellis/codec/http/http_parser.hpp>
+
+namespace trellis::http {
+
+struct HttpClientOptions {
+  // Connections open at once to one scheme+host+port; requests beyond wait in a queue.
+  std::size_t max_connections_per_host = 8;
+  // Requests that may wait for a connection of one host; beyond, execute fails at once with
+  // RejectedExecutionError (bounded memory when a server stalls).
+  std::size_t max_queued_requests_per_host = 4096;
+  // An idle keep-alive connection is closed after this long unused.
+  std::chrono::nanoseconds pool_idle_timeout = std::chrono::seconds(60);
+  // Establishing a TCP connection (TimeoutError, phase kConnect).
+  std::chrono::nanoseconds connect_timeout = std::chrono::seconds(10);
+  // From execute() to the end of the response: waiting for a connection (phase kPoolWait),
+  // then sending and reading (phase kRequest). The connection of a timed-out request is closed.
+  std::chrono::nanoseconds request_timeout = std::chrono::seconds(30);
+  // Follow redirects (301, 302, 303, 307, 308 with a Location): 301/302/303 are followed with
+  // GET and no body (HEAD stays HEAD), 307/308 with the same method and body. Authorization and
+  // Cookie are dropped when the host or port changes. Off: the 3xx response is returned.
+  bool follow_redirects = false;
+  // Redirects followed for one request at most; one more fails with TooManyRedirectsError.
+  int max_redirects = 5;
+  // The largest response body read (a larger one fails with codec::TooLongFrameError).
+  std::size_t max_response_body = 16 * 1024 * 1024;
+  // Limits of the response parser (head size, field count, chunk size).
+  HttpParserLimits limits;
+};
+
+}  // namespace trellis::http

@@ -1,0 +1,97 @@
+// HttpConnectionPool: the connections of an HTTP client to one scheme+host+port, all on one
+// event loop. Keep-alive connections are reused (the most recently used first); up to
+// max_connections_per_host are open at once and further requests wait in a bounded FIFO queue.
+// Every deadline (connect, request, pool wait, idle) is on the loop's clock. Transport-neutral:
+// a Connector makes the channels, so the pool runs on sockets (HttpClient) and on
+// EmbeddedChannels in tests alike.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <trellis/codec/http/http_client_handler.hpp>
+#include <trellis/codec/http/http_client_options.hpp>
+#include <trellis/pipeline/event_executor.hpp>
+#include <trellis/pipeline/future.hpp>
+#include <trellis/pipeline/unique_function.hpp>
+
+namespace trellis {
+class Channel;
+class ChannelHandler;
+}  // namespace trellis
+
+namespace trellis::http {
+
+class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPool> {
+ public:
+  // Connects a new channel with handler as its pipeline's handler (a ChannelInitializer), on
+  // the pool's loop: the future completes there, with an active channel of that loop.
+  using Connector =
+      UniqueFunction<Future<std::shared_ptr<Channel>>(std::shared_ptr<ChannelHandler> handler)>;
+
+  // authority names the destination in error messages ("127.0.0.1:8080").
+  HttpConnectionPool(EventExecutor& loop, std::string authority, HttpClientOptions options,
+                     Connector connector);
+  ~HttpConnectionPool();
+  HttpConnectionPool(const HttpConnectionPool&) = delete;
+  HttpConnectionPool& operator=(const HttpConnectionPool&) = delete;
+
+  EventExecutor& executor() const noexcept { return loop_; }
+
+  // On the pool's loop: sends request on an idle connection, a new one, or after the requests
+  // waiting before it. promise (of this loop) completes with the response or the error.
+  void submit(FullHttpRequest request, Promise<FullHttpResponse> promise);
+  // On the pool's loop: closes every connection and fails every waiting request
+  // (ClosedChannelError); later submissions fail the same way.
+  void close();
+
+  // For tests and diagnostics (on the pool's loop).
+  std::size_t open_connections() const noexcept { return connections_.size(); }
+  std::size_t idle_connections() const noexcept { return idle_.size(); }
+  std::size_t connecting() const noexcept { return connecting_; }
+  std::size_t waiting_requests() const noexcept { return waiting_.size(); }
+  // Connections made since the pool was created.
+  std::uint64_t connections_made() const noexcept { return connections_made_; }
+
+ private:
+  friend class HttpClientHandler;
+  struct Attempt;
+
+  // From HttpClientHandler: the response is complete; reusable: the connection may be kept.
+  void on_released(const HttpClientHandler* connection, bool reusable);
+  // From HttpClientHandler: the connection closed.
+  void on_closed(const HttpClientHandler* connection);
+
+  void on_request_timeout(std::uint64_t id);
+  void on_connected(const std::shared_ptr<Attempt>& attempt,
+                    const Future<std::shared_ptr<Channel>>& result);
+  void on_connect_timeout(const std::shared_ptr<Attempt>& attempt);
+  // Opens connections while requests wait for more than are being connected, within the limit.
+  void connect_if_needed();
+  void start_connect();
+  // A connection is free: the next waiting request goes on it, or it joins the idle ones.
+  void dispatch(const std::shared_ptr<HttpClientHandler>& connection);
+  void arm_idle_timer();
+  void on_idle_timer();
+  void fail_first_waiting(std::exception_ptr error);
+
+  EventExecutor& loop_;
+  std::string authority_;
+  HttpClientOptions options_;
+  Connector connector_;
+  std::deque<HttpClientExchange> waiting_;
+  std::vector<std::shared_ptr<HttpClientHandler>> connections_;  // open (busy or idle)
+  std::vector<std::shared_ptr<HttpClientHandler>> idle_;         // most recently used last
+  std::vector<std::shared_ptr<Attempt>> attempts_;               // connecting
+  std::size_t connecting_ = 0;
+  std::uint64_t next_id_ = 1;
+  std::uint64_t connections_made_ = 0;
+  ScheduledFuture<void> idle_timer_;
+  bool idle_timer_armed_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace trellis::http

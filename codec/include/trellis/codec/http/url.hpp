@@ -1,0 +1,41 @@
+// Url: an http:// URL split into what a client needs to send a request: host, port and the
+// request target. Parsed without regex and without allocating beyond the two strings it keeps.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <trellis/pipeline/error.hpp>
+
+namespace trellis::http {
+
+// A URL that Url::parse refuses: what is wrong with it is in what().
+class UrlError : public InvalidArgumentError {
+ public:
+  using InvalidArgumentError::InvalidArgumentError;
+};
+
+struct Url {
+  static constexpr std::uint16_t kDefaultHttpPort = 80;
+
+  // The host as written, without the brackets of an IPv6 literal ("::1" for "http://[::1]/").
+  std::string host;
+  // The port given, or the scheme's default.
+  std::uint16_t port = kDefaultHttpPort;
+  // The request target in origin form: the path and the query, "/" when the URL has no path.
+  // Percent-encoding is kept as written; the fragment is dropped (it is never sent).
+  std::string target;
+  bool ipv6 = false;  // host is an IPv6 literal
+
+  // Parses "http://host[:port][/path][?query][#fragment]" (scheme case-insensitive). Refused
+  // with UrlError: other schemes (https:// until TLS exists), userinfo ("user:pw@"), an empty
+  // or malformed host, a port outside 1..65535, whitespace or control characters.
+  static Url parse(std::string_view text);
+
+  // The value of the Host header: host, bracketed when IPv6, and ":port" unless the default.
+  std::string host_header() const;
+  bool operator==(const Url&) const = default;
+};
+
+}  // namespace trellis::http

@@ -1,0 +1,60 @@
+// HttpClient: an HTTP/1.1 client over an EventLoopGroup. One HttpConnectionPool per
+// scheme+host+port (keep-alive reuse, a connection limit and a wait queue, every deadline on
+// the loop's clock), and two APIs over that one engine: futures (execute) and coroutines
+// (co_await request).
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include <trellis/codec/http/http_client_errors.hpp>
+#include <trellis/codec/http/http_client_options.hpp>
+#include <trellis/codec/http/http_connection_pool.hpp>
+#include <trellis/codec/http/http_message.hpp>
+#include <trellis/codec/http/url.hpp>
+#include <trellis/pipeline/future.hpp>
+#include <trellis/pipeline/task.hpp>
+#include <trellis/transport/event_loop_group.hpp>
+
+namespace trellis::http {
+
+struct Redirects;
+
+class HttpClient {
+ public:
+  explicit HttpClient(EventLoopGroup& group, HttpClientOptions options = {});
+  // Closes every connection (requests in flight fail with ConnectionClosedError) and waits
+  // (bounded) for the pools' loops to have done so. Not from one of the group's threads.
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Sends request and completes with the whole response (1xx interim responses skipped). The
+  // destination is the request's target when it is an absolute http:// URL (sent in origin
+  // form), else its Host header. A Host header is added when missing. The future belongs to
+  // the connection's loop. Fails with ConnectError, TimeoutError, ConnectionClosedError,
+  // codec::DecoderError (a malformed response), UrlError (no usable destination),
+  // TooManyRedirectsError (with follow_redirects).
+  Future<FullHttpResponse> execute(FullHttpRequest request);
+  // A request without a body.
+  Future<FullHttpResponse> execute(HttpRequest request);
+  // GET url.
+  Future<FullHttpResponse> get(std::string_view url);
+
+  // The coroutine form of execute: `FullHttpResponse r = co_await client.request(req);`. It
+  // awaits the engine's future: on the connection's loop it resumes inline, elsewhere on the
+  // awaiting task's executor.
+  Task<FullHttpResponse> request(FullHttpRequest request);
+  Task<FullHttpResponse> request(HttpRequest request);
+
+  const HttpClientOptions& options() const noexcept;
+
+ private:
+  friend struct Redirects;
+  struct Impl;
+  // Shared with redirects in flight, which hold it weakly: a client destroyed meanwhile ends
+  // them instead of being used after its end.
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace trellis::http

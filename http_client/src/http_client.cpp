@@ -1,0 +1,283 @@
+// HttpClient (see http_client.hpp): the pools, one per destination, and the connector that makes
+// their sockets on the pool's loop.
+#include <trellis/http_client/http_client.hpp>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <trellis/transport/bootstrap.hpp>
+
+namespace trellis::http {
+
+namespace {
+
+bool has_http_scheme(std::string_view target) noexcept {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (std::string_view scheme : {std::string_view("http://"), std::string_view("https://")}) {
+    if (target.size() < scheme.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < scheme.size() && same; ++i) same = lower(target[i]) == scheme[i];
+    if (same) return true;
+  }
+  return false;
+}
+
+// The destination of request, which is put in origin form with a Host header.
+Url destination_of(FullHttpRequest& request) {
+  Url url;
+  if (has_http_scheme(request.target)) {
+    url = Url::parse(request.target);
+    request.target = url.target;
+  } else {
+    const std::string_view host = request.headers.get(HeaderId::kHost).value_or("");
+    if (host.empty()) throw UrlError("request without an absolute URL or a Host header");
+    if (request.target.empty() || request.target.front() != '/') {
+      throw UrlError("request target \"" + request.target + "\" is not an absolute path");
+    }
+    url = Url::parse("http://" + std::string(host) + request.target);
+  }
+  if (!request.headers.contains(HeaderId::kHost)) {
+    request.headers.add(HeaderId::kHost, url.host_header());
+  }
+  return url;
+}
+
+bool is_redirect(std::uint16_t code) noexcept {
+  return code == 301 || code == 302 || code == 303 || code == 307 || code == 308;
+}
+
+// Where location points from url: an absolute http:// URL, a scheme-relative "//host/path", an
+// absolute path, or a path relative to url's directory.
+Url resolve_location(const Url& url, std::string_view location) {
+  if (has_http_scheme(location)) return Url::parse(location);
+  if (location.substr(0, 2) == "//") return Url::parse("http:" + std::string(location));
+  Url next = url;
+  if (!location.empty() && location.front() == '/') {
+    next.target.assign(location);
+  } else {
+    const std::string_view path = std::string_view(url.target).substr(0, url.target.find('?'));
+    next.target.assign(path.substr(0, path.rfind('/') + 1));
+    next.target.append(location);
+  }
+  // Checked as a URL would be (characters, percent-encoding); the fragment dropped.
+  return Url::parse("http://" + next.host_header() + next.target);
+}
+
+}  // namespace
+
+struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
+  Impl(EventLoopGroup& g, HttpClientOptions o) : group(g), options(o) {}
+
+  std::shared_ptr<HttpConnectionPool> pool_for(const Url& url);
+  Future<FullHttpResponse> execute_once(const Url& url, FullHttpRequest request);
+  Future<FullHttpResponse> execute(const Url& url, FullHttpRequest request);
+  void close_all();
+
+  EventLoopGroup& group;
+  HttpClientOptions options;
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<HttpConnectionPool>> pools;
+};
+
+// One request that follows redirects: what the next hop needs of it, and the result.
+struct Redirects {
+  std::weak_ptr<HttpClient::Impl> client;
+  Url url;
+  HttpMethod method;
+  HttpVersion version;
+  HttpHeaders headers;
+  ByteBuf body;  // a handle on the bytes, for 307/308
+  int followed = 0;
+  Promise<FullHttpResponse> result;
+
+  FullHttpRequest next_request() const {
+    FullHttpRequest r;
+    r.method = method;
+    r.target = url.target;
+    r.version = version;
+    r.headers = headers;
+    r.content = body.share();
+    return r;
+  }
+};
+
+namespace {
+void follow(const std::shared_ptr<Redirects>& state, Future<FullHttpResponse> hop) {
+  hop.add_listener([state](const Future<FullHttpResponse>& f) {
+    if (!f.is_success()) {
+      state->result.try_set_exception(f.cause());
+      return;
+    }
+    Future<FullHttpResponse> handle = f;
+    FullHttpResponse response = std::move(handle).get();
+    const auto location = response.headers.get("Location");
+    if (!is_redirect(response.status.code) || !location) {
+      state->result.try_set_value(std::move(response));
+      return;
+    }
+    auto client = state->client.lock();
+    if (!client) {
+      state->result.try_set_exception(
+          std::make_exception_ptr(ClosedChannelError("the HTTP client is closed")));
+      return;
+    }
+    if (++state->followed > client->options.max_redirects) {
+      state->result.try_set_exception(std::make_exception_ptr(TooManyRedirectsError(
+          "more than " + std::to_string(client->options.max_redirects) + " redirects")));
+      return;
+    }
+    try {
+      const Url next = resolve_location(state->url, *location);
+      if (next.host != state->url.host || next.port != state->url.port) {
+        state->headers.remove("Authorization");
+        state->headers.remove("Cookie");
+      }
+      state->headers.set("Host", next.host_header());
+      const std::uint16_t code = response.status.code;
+      if (code == 301 || code == 302 || code == 303) {
+        if (state->method != HttpMethod::kHead) state->method = HttpMethod::kGet;
+        state->body = ByteBuf();
+        state->headers.remove("Content-Length");
+        state->headers.remove("Transfer-Encoding");
+        state->headers.remove("Content-Type");
+      }
+      state->url = next;
+      follow(state, client->execute_once(state->url, state->next_request()));
+    } catch (...) {
+      state->result.try_set_exception(std::current_exception());
+    }
+  });
+}
+}  // namespace
+
+std::shared_ptr<HttpConnectionPool> HttpClient::Impl::pool_for(const Url& url) {
+  std::string key;
+  key.reserve(url.host.size() + 8);
+  key.append(url.host).push_back(':');
+  key.append(std::to_string(url.port));
+  std::lock_guard lock(mutex);
+  auto it = pools.find(key);
+  if (it != pools.end()) return it->second;
+  EventLoop& loop = group.next();
+  const auto connect_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.connect_timeout);
+  auto connector = [&loop, host = url.host, port = url.port,
+                    connect_timeout](std::shared_ptr<ChannelHandler> init) {
+    Bootstrap b;
+    b.group(loop)
+        .handler(std::move(init))
+        .option(channel_option::tcp_nodelay, true)
+        .option(channel_option::connect_timeout, connect_timeout);
+    return b.connect(host, port);
+  };
+  auto pool =
+      std::make_shared<HttpConnectionPool>(loop, url.host_header(), options, std::move(connector));
+  pools.emplace(std::move(key), pool);
+  return pool;
+}
+
+Future<FullHttpResponse> HttpClient::Impl::execute_once(const Url& url, FullHttpRequest request) {
+  auto pool = pool_for(url);
+  EventExecutor& loop = pool->executor();
+  Promise<FullHttpResponse> promise(&loop);
+  Future<FullHttpResponse> future = promise.future();
+  if (loop.in_event_loop()) {
+    pool->submit(std::move(request), std::move(promise));
+  } else {
+    loop.execute([pool = std::move(pool), request = std::move(request),
+                  promise = std::move(promise)]() mutable {
+      pool->submit(std::move(request), std::move(promise));
+    });
+  }
+  return future;
+}
+
+Future<FullHttpResponse> HttpClient::Impl::execute(const Url& url, FullHttpRequest request) {
+  if (!options.follow_redirects) return execute_once(url, std::move(request));
+  auto state = std::make_shared<Redirects>();
+  state->client = weak_from_this();
+  state->url = url;
+  state->method = request.method;
+  state->version = request.version;
+  state->headers = request.headers;
+  state->body = request.content.share();
+  Future<FullHttpResponse> first = execute_once(url, std::move(request));
+  state->result = Promise<FullHttpResponse>(first.executor());
+  Future<FullHttpResponse> result = state->result.future();
+  follow(state, std::move(first));
+  return result;
+}
+
+void HttpClient::Impl::close_all() {
+  std::vector<std::shared_ptr<HttpConnectionPool>> all;
+  {
+    std::lock_guard lock(mutex);
+    for (auto& [key, pool] : pools) all.push_back(std::move(pool));
+    pools.clear();
+  }
+  for (auto& pool : all) {
+    EventExecutor& loop = pool->executor();
+    if (loop.in_event_loop()) {
+      pool->close();
+      continue;
+    }
+    // Closed, and released, on its own loop.
+    auto done = loop.submit([p = std::move(pool)]() mutable {
+      p->close();
+      p.reset();
+    });
+    done.wait_for(std::chrono::seconds(5));
+  }
+}
+
+HttpClient::HttpClient(EventLoopGroup& group, HttpClientOptions options)
+    : impl_(std::make_shared<Impl>(group, options)) {}
+
+HttpClient::~HttpClient() { impl_->close_all(); }
+
+const HttpClientOptions& HttpClient::options() const noexcept { return impl_->options; }
+
+Future<FullHttpResponse> HttpClient::execute(FullHttpRequest request) {
+  Url url;
+  try {
+    url = destination_of(request);
+  } catch (...) {
+    return make_failed_future<FullHttpResponse>(std::current_exception());
+  }
+  return impl_->execute(url, std::move(request));
+}
+
+Future<FullHttpResponse> HttpClient::execute(HttpRequest request) {
+  FullHttpRequest full;
+  full.method = std::move(request.method);
+  full.target = std::move(request.target);
+  full.version = request.version;
+  full.headers = std::move(request.headers);
+  return execute(std::move(full));
+}
+
+Future<FullHttpResponse> HttpClient::get(std::string_view url_text) {
+  Url url;
+  try {
+    url = Url::parse(url_text);
+  } catch (...) {
+    return make_failed_future<FullHttpResponse>(std::current_exception());
+  }
+  FullHttpRequest request;
+  request.target = url.target;
+  request.headers.add(HeaderId::kHost, url.host_header());
+  return impl_->execute(url, std::move(request));
+}
+
+Task<FullHttpResponse> HttpClient::request(FullHttpRequest request) {
+  co_return co_await execute(std::move(request));
+}
+
+Task<FullHttpResponse> HttpClient::request(HttpRequest request) {
+  co_return co_await execute(std::move(request));
+}
+
+}  // namespace trellis::http

@@ -1,0 +1,361 @@
+// HttpClient against real servers over loopback: the trellis http_echo_server and a small
+// Python http.server (standard library) started by the test, which records the client port of
+// every request so that keep-alive reuse is checked on the server side.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <trellis/http_client.hpp>
+#include <trellis/transport.hpp>
+
+using namespace trellis;
+using namespace trellis::http;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The Python server: GET /port answers the client's port; /close answers with Connection:
+// close; /chunked sends a chunked body; /cut announces 100 bytes and closes after 5; /silent
+// never answers; anything else answers "ok". HTTP/1.1 keep-alive.
+constexpr const char* kPythonServer = R"PY(
+import http.server, socket, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def send_body(self, body, extra=()):
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in extra: self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+    def redirect(self, code, to):
+        self.send_response(code)
+        self.send_header("Location", to)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def do_GET(self):
+        if self.path.startswith("/r/"):  # /r/CODE/rest: redirect with CODE to /rest
+            code, rest = self.path[3:].split("/", 1)
+            self.redirect(int(code), "/" + rest)
+        elif self.path == "/loop":
+            self.redirect(302, "/loop")
+        elif self.path == "/relative/start":
+            self.redirect(302, "method")
+        elif self.path == "/relative/method":
+            self.send_body(b"GET")
+        elif self.path == "/port":
+            self.send_body(str(self.client_address[1]).encode())
+        elif self.path == "/close":
+            self.send_body(b"bye", [("Connection", "close")])
+            self.close_connection = True
+        elif self.path == "/chunked":
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for part in (b"chunk-one,", b"chunk-two"):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\n\r\n")
+        elif self.path == "/cut":
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(b"12345")
+            self.wfile.flush()
+            self.close_connection = True
+        elif self.path == "/silent":
+            time.sleep(30)
+            self.close_connection = True
+        else:
+            self.send_body(b"ok")
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(n)
+        if self.path.startswith("/r/"):
+            code, rest = self.path[3:].split("/", 1)
+            self.redirect(int(code), "/" + rest)
+        else:
+            self.send_body(b"POST " + body)
+class S(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+s = S(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+)PY";
+
+// A child process serving on an ephemeral loopback port it printed; killed by PID at the end.
+class ChildServer {
+ public:
+  explicit ChildServer(std::vector<std::string> argv, bool port_line_has_text = false) {
+    int out[2];
+    REQUIRE(pipe(out) == 0);
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      dup2(out[1], 1);
+      close(out[0]);
+      std::vector<char*> args;
+      for (auto& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      execvp(args[0], args.data());
+      _exit(127);
+    }
+    close(out[1]);
+    FILE* in = fdopen(out[0], "r");
+    char line[256] = {};
+    // Failure guard only: the server prints its port as soon as it listens.
+    REQUIRE(fgets(line, sizeof line, in) != nullptr);
+    std::string text(line);
+    // "http_echo_server listening on 127.0.0.1:PORT (N worker threads)"
+    if (port_line_has_text) {
+      text = text.substr(0, text.find(" ("));
+      text = text.substr(text.find_last_of(':') + 1);
+    }
+    port_ = static_cast<std::uint16_t>(std::stoi(text));
+    out_ = in;
+  }
+  ~ChildServer() {
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    if (out_) fclose(out_);
+  }
+  std::uint16_t port() const noexcept { return port_; }
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+  FILE* out_ = nullptr;
+};
+
+std::string write_python_server() {
+  const std::string path =
+      "/tmp/trellis_http_client_test_server_" + std::to_string(getpid()) + ".py";
+  std::ofstream(path) << kPythonServer;
+  return path;
+}
+
+ChildServer python_server() { return ChildServer({"python3", write_python_server()}); }
+
+// Failure guard for waits: generous, never a timed assertion.
+FullHttpResponse await(Future<FullHttpResponse> f) {
+  REQUIRE(f.wait_for(60s));
+  return std::move(f).get();
+}
+
+template <class E>
+E failure_of(Future<FullHttpResponse> f) {
+  REQUIRE(f.wait_for(60s));
+  REQUIRE_FALSE(f.is_success());
+  try {
+    std::rethrow_exception(f.cause());
+  } catch (const E& e) {
+    return e;
+  } catch (const std::exception& other) {
+    FAIL("unexpected error: " << other.what());
+  }
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("HttpClient: 100 requests to a Python http.server use one connection") {
+  ChildServer server = python_server();
+  EventLoopGroup group(1);
+  HttpClient client(group);
+  std::set<std::string> ports;
+  for (int i = 0; i < 100; ++i) {
+    FullHttpResponse r = await(client.get(server.url("/port")));
+    CHECK(r.status.code == 200);
+    ports.insert(r.content.to_string());
+  }
+  CHECK(ports.size() == 1);  // every request came from the same client port
+}
+
+TEST_CASE("HttpClient: Connection: close, chunked bodies and POST bodies from http.server") {
+  ChildServer server = python_server();
+  EventLoopGroup group(1);
+  HttpClient client(group);
+  const std::string first_port = await(client.get(server.url("/port"))).content.to_string();
+  FullHttpResponse closing = await(client.get(server.url("/close")));
+  CHECK(closing.content.to_string() == "bye");
+  // The connection was the one used before; it closed after "bye", so a new one is made.
+  const std::string port_after = await(client.get(server.url("/port"))).content.to_string();
+  CHECK(port_after != first_port);
+
+  FullHttpResponse chunked = await(client.get(server.url("/chunked")));
+  CHECK(chunked.content.to_string() == "chunk-one,chunk-two");
+
+  FullHttpRequest post;
+  post.method = HttpMethod::kPost;
+  post.target = server.url("/echo");
+  post.content = ByteBuf::from(std::string("a body of some bytes"));
+  CHECK(await(client.execute(std::move(post))).content.to_string() == "POST a body of some bytes");
+}
+
+TEST_CASE("HttpClient: a server that closes mid-body fails with ConnectionClosedError") {
+  ChildServer server = python_server();
+  EventLoopGroup group(1);
+  HttpClient client(group);
+  auto e = failure_of<ConnectionClosedError>(client.get(server.url("/cut")));
+  CHECK(e.may_have_been_processed());
+  // The client goes on with a fresh connection.
+  CHECK(await(client.get(server.url("/"))).content.to_string() == "ok");
+}
+
+TEST_CASE("HttpClient: a server that never answers fails with a request TimeoutError") {
+  ChildServer server = python_server();
+  EventLoopGroup group(1);
+  HttpClientOptions options;
+  options.request_timeout = 300ms;  // a short real timeout: this transport has no virtual time
+  HttpClient client(group, options);
+  auto e = failure_of<http::TimeoutError>(client.get(server.url("/silent")));
+  CHECK(e.phase() == http::TimeoutError::Phase::kRequest);
+}
+
+TEST_CASE("HttpClient: a refused port fails with ConnectError carrying the error code") {
+  // A port that was just free: bind an ephemeral port, note it, close it.
+  std::uint16_t port = 0;
+  {
+    ChildServer probe({"python3", "-c",
+                       "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); "
+                       "print(s.getsockname()[1], flush=True); s.close()"});
+    port = probe.port();
+  }
+  EventLoopGroup group(1);
+  HttpClient client(group);
+  auto e = failure_of<ConnectError>(client.get("http://127.0.0.1:" + std::to_string(port) + "/"));
+  CHECK(e.code() == std::errc::connection_refused);
+}
+
+TEST_CASE("HttpClient: URLs it cannot use fail the future with UrlError") {
+  EventLoopGroup group(1);
+  HttpClient client(group);
+  failure_of<UrlError>(client.get("https://127.0.0.1/"));
+  failure_of<UrlError>(client.get("http://user@127.0.0.1/"));
+  HttpRequest no_host;
+  no_host.target = "/x";
+  failure_of<UrlError>(client.execute(std::move(no_host)));
+}
+
+namespace {
+Task<std::vector<std::string>> three_requests(HttpClient& client, std::string base,
+                                              EventExecutor* expected_loop) {
+  std::vector<std::string> bodies;
+  for (const char* path : {"/plaintext", "/a", "/plaintext"}) {
+    HttpRequest req;
+    req.target = base + path;
+    FullHttpResponse r = co_await client.request(std::move(req));
+    // The coroutine stays on its loop: the connection's loop resumed it inline.
+    CHECK(expected_loop->in_event_loop());
+    bodies.push_back(r.content.to_string());
+  }
+  co_return bodies;
+}
+}  // namespace
+
+#ifdef TRELLIS_HTTP_ECHO_SERVER
+TEST_CASE("HttpClient: both APIs against http_echo_server") {
+  if (std::string(TRELLIS_HTTP_ECHO_SERVER).empty()) return;
+  ChildServer server({TRELLIS_HTTP_ECHO_SERVER, "--port", "0", "--threads", "1"}, true);
+  EventLoopGroup group(1);
+  HttpClient client(group);
+  FullHttpResponse r = await(client.get(server.url("/plaintext")));
+  CHECK(r.status.code == 200);
+  CHECK(r.content.to_string() == "Hello, World!");
+
+  FullHttpRequest post;
+  post.method = HttpMethod::kPost;
+  post.target = server.url("/echo");
+  post.headers.add(HeaderId::kTransferEncoding, "chunked");
+  post.content = ByteBuf::from(std::string("chunked request body"));
+  CHECK(await(client.execute(std::move(post))).content.to_string() == "chunked request body");
+
+  HttpRequest head;
+  head.method = HttpMethod::kHead;
+  head.target = server.url("/plaintext");
+  FullHttpResponse head_response = await(client.execute(std::move(head)));
+  CHECK(head_response.status.code == 200);
+  CHECK(head_response.content.readable_bytes() == 0);
+
+  EventLoop& loop = group.next();
+  auto bodies = loop.spawn(three_requests(client, server.url(""), &loop));
+  REQUIRE(bodies.wait_for(60s));
+  auto got = std::move(bodies).get();
+  REQUIRE(got.size() == 3);
+  CHECK(got[0] == "Hello, World!");
+  CHECK(got[1].rfind("GET /a HTTP/1.1", 0) == 0);
+  CHECK(got[2] == "Hello, World!");
+}
+#endif
+
+namespace {
+FullHttpRequest post_to(const std::string& url, std::string body) {
+  FullHttpRequest post;
+  post.method = HttpMethod::kPost;
+  post.target = url;
+  post.content = ByteBuf::from(std::move(body));
+  return post;
+}
+}  // namespace
+
+TEST_CASE("HttpClient: redirects are off by default and followed when asked for") {
+  ChildServer server = python_server();
+  EventLoopGroup group(1);
+  {
+    HttpClient plain(group);
+    FullHttpResponse r = await(plain.get(server.url("/r/302/port")));
+    CHECK(r.status.code == 302);
+    CHECK(r.headers.get("Location") == std::optional<std::string_view>("/port"));
+  }
+  HttpClientOptions options;
+  options.follow_redirects = true;
+  HttpClient client(group, options);
+  for (int code : {301, 302, 303, 307, 308}) {
+    CAPTURE(code);
+    FullHttpResponse r = await(client.get(server.url("/r/" + std::to_string(code) + "/port")));
+    CHECK(r.status.code == 200);
+  }
+  // 301/302/303 become GET without the body; 307/308 keep the method and the body.
+  for (int code : {301, 302, 303}) {
+    CAPTURE(code);
+    FullHttpResponse r = await(client.execute(
+        post_to(server.url("/r/" + std::to_string(code) + "/relative/method"), "data")));
+    CHECK(r.content.to_string() == "GET");
+  }
+  for (int code : {307, 308}) {
+    CAPTURE(code);
+    FullHttpResponse r =
+        await(client.execute(post_to(server.url("/r/" + std::to_string(code) + "/echo"), "data")));
+    CHECK(r.content.to_string() == "POST data");
+  }
+  // A relative Location resolves against the request's directory.
+  CHECK(await(client.get(server.url("/relative/start"))).content.to_string() == "GET");
+  // An endless loop stops after max_redirects.
+  failure_of<TooManyRedirectsError>(client.get(server.url("/loop")));
+}
+
+TEST_CASE("HttpClient: Expect: 100-continue against http.server (which answers 100)") {
+  ChildServer server = python_server();
+  EventLoopGroup group(1);
+  HttpClient client(group);
+  FullHttpRequest post = post_to(server.url("/echo"), "sent after the interim response");
+  post.headers.add("Expect", "100-continue");
+  CHECK(await(client.execute(std::move(post))).content.to_string() ==
+        "POST sent after the interim response");
+  // The exchange was whole: the connection is reused.
+  const std::string a = await(client.get(server.url("/port"))).content.to_string();
+  const std::string b = await(client.get(server.url("/port"))).content.to_string();
+  CHECK(a == b);
+}
