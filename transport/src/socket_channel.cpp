@@ -28,6 +28,10 @@ namespace {
 constexpr std::size_t kMaxIovecs = 64;
 // The most one sendfile(2) call transfers on Linux.
 constexpr std::uint64_t kMaxSendfileBytes = 0x7ffff000;
+// sendfile calls per write turn. A reader as fast as the writer (loopback) keeps the socket
+// writable, and a large file would hold the loop for the whole transfer; after this many calls
+// the rest is posted behind the loop's other work (Netty's writeSpinCount is 16 too).
+constexpr int kSendfileCallsPerTurn = 16;
 
 // sendfile has no MSG_NOSIGNAL: writing to a socket the peer reset raises SIGPIPE, whose default
 // action ends the process. The first file sent on a thread blocks SIGPIPE in that thread (the
@@ -487,10 +491,22 @@ void SocketChannel::write_flushed_messages(ChannelOutboundBuffer& out) {
     out.fail_flushed(std::make_exception_ptr(ClosedChannelError("output is shut down")), true);
     return;
   }
+  int sendfile_calls = 0;
   for (;;) {
     Message* current = out.current();
     if (current == nullptr) return;
     if (FileRegion* region = current->try_get<FileRegion>()) {
+      if (sendfile_calls == kSendfileCallsPerTurn) {
+        if (!write_continuation_posted_) {
+          write_continuation_posted_ = true;
+          asio::post(loop_.io_context(), [self = shared_from_this()] {
+            self->write_continuation_posted_ = false;
+            if (self->is_active()) self->unsafe().write_flushed();
+          });
+        }
+        return;
+      }
+      ++sendfile_calls;
       if (!send_file_region(out, *region)) return;
       continue;
     }

@@ -147,6 +147,9 @@ class SocketChannel final : public Channel,
   bool read_pending_ = false;
   bool waiting_read_ = false;
   bool waiting_write_ = false;
+  // A write turn that used its sendfile budget posted its continuation (see
+  // write_flushed_messages): the other channels of the loop get their turn first.
+  bool write_continuation_posted_ = false;
   // The last wake-up did not read until EAGAIN (read limit, or reading was off): the next read
   // must not wait for an edge that may never come.
   bool maybe_more_ = false;
