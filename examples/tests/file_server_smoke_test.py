@@ -3,7 +3,8 @@
 (--port 0) over a temporary root, then checks a plain GET (body compared), HEAD, -z (304),
 --range (206 with the right bytes), an unsatisfiable range (416), '..' and a symlink out of the
 root (404), keep-alive after HEAD and after a file, and a 100 MB download while the
-server's VmRSS (/proc/PID/status) is sampled: it must grow by less than 16 MB. Stops the server
+server's VmRSS (/proc/PID/status) is sampled: it must grow by less than 16 MB; the same for a
+client that pipelines 8 requests for the 100 MB file and stops reading. Stops the server
 by its PID (SIGTERM). Bounded: 120 s in all, 60 s per curl.
 
     file_server_smoke_test.py PATH/TO/file_server
@@ -13,6 +14,7 @@ import http.client
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -165,6 +167,23 @@ def main():
             print(f"     100 MB in {elapsed:.2f} s; server VmRSS {before} kB -> peak {peak[0]} kB"
                   f" (+{growth_mb:.1f} MB)")
             check("100 MB: server RSS growth under 16 MB", growth_mb < 16, f"{growth_mb:.1f} MB")
+            # A client that asks for the 100 MB file (pipelined, 8 times) and stops reading:
+            # the server waits on the socket buffer, its memory does not follow the file.
+            stalled = socket.create_connection((HOST, port), timeout=10)
+            stalled.sendall(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n" * 8)
+            before = rss_kb(proc.pid)
+            high = before
+            for _ in range(100):
+                high = max(high, rss_kb(proc.pid))
+                time.sleep(0.01)
+            first = stalled.recv(65536)
+            stalled.close()
+            check("a client that stops reading: answered, server RSS growth under 16 MB",
+                  first.startswith(b"HTTP/1.1 200") and (high - before) / 1024 < 16,
+                  f"{(high - before) / 1024:.1f} MB")
+            code, _, body = curl(f"{url}/sub/small.bin")
+            check("still serving after the stalled client left", code == 200 and body == small,
+                  code)
             check("within the time limit", time.monotonic() < DEADLINE)
         finally:
             proc.send_signal(signal.SIGTERM)
