@@ -12,6 +12,7 @@
 #include <trellis/pipeline/channel_handler_context.hpp>
 #include <trellis/pipeline/composite_byte_buf.hpp>
 #include <trellis/pipeline/event_executor.hpp>
+#include <trellis/pipeline/file_region.hpp>
 
 namespace trellis::http {
 
@@ -107,6 +108,22 @@ void HttpBodyFraming::write_content_or_pass(ChannelHandlerContext& ctx, Message 
     encode_content(ctx, std::move(piece->content), nullptr, false, out);
   } else if (auto* last = msg.try_get<LastHttpContent>()) {
     encode_content(ctx, std::move(last->content), &*last->trailers, true, out);
+  } else if (auto* region = msg.try_get<FileRegion>()) {
+    if (mode == Mode::kSkip) {
+      promise.try_success();  // the body of a HEAD or 304 answer is not sent
+      return;
+    }
+    if (mode == Mode::kChunked && region->remaining() > 0) {
+      ByteBuf header = ctx.alloc().buffer(20);
+      write_chunk_header(header, region->remaining());
+      ctx.write(Message(std::move(header)));
+      ctx.write(std::move(msg));
+      ByteBuf end = ctx.alloc().buffer(2);
+      write_chunk_end(end);
+      ctx.write(Message(std::move(end)), std::move(promise));
+      return;
+    }
+    out = std::move(msg);
   } else {
     out = std::move(msg);  // not an HTTP body piece: pass it on untouched
   }

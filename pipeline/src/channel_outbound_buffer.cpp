@@ -8,6 +8,7 @@
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/composite_byte_buf.hpp>
 #include <trellis/pipeline/datagram_packet.hpp>
+#include <trellis/pipeline/file_region.hpp>
 
 namespace trellis {
 
@@ -91,6 +92,9 @@ std::size_t ChannelOutboundBuffer::message_size(const Message& msg) noexcept {
   if (const auto* buf = msg.try_get<ByteBuf>()) return buf->readable_bytes();
   if (const auto* composite = msg.try_get<CompositeByteBuf>()) return composite->readable_bytes();
   if (const auto* packet = msg.try_get<DatagramPacket>()) return packet->content.readable_bytes();
+  if (const auto* region = msg.try_get<FileRegion>()) {
+    return static_cast<std::size_t>(region->remaining());
+  }
   return kUnknownMessageSize;
 }
 
@@ -153,6 +157,14 @@ bool ChannelOutboundBuffer::remove_entry(std::exception_ptr error, bool notify) 
   }
   decrement_pending(size, notify);
   return true;
+}
+
+void ChannelOutboundBuffer::progress(std::size_t amount) {
+  if (flushed_ == 0 || amount == 0) return;
+  Entry& front = entry(0);
+  amount = std::min(amount, front.size);
+  front.size -= amount;
+  decrement_pending(amount, true);
 }
 
 bool ChannelOutboundBuffer::remove() { return remove_entry(nullptr, true); }

@@ -28,7 +28,20 @@ int open_read_only(const std::filesystem::path& path) {
   return fd;
 }
 
+int duplicate(const FileRegion& region) {
+  if (region.fd() < 0) throw IllegalStateError("ChunkedFile: an empty FileRegion");
+  const int fd = ::fcntl(region.fd(), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) throw IoError(last_error(), "ChunkedFile: duplicate the FileRegion's descriptor");
+  return fd;
+}
+
 }  // namespace
+
+ChunkedFile::ChunkedFile(const FileRegion& region, std::size_t chunk_size)
+    : fd_(duplicate(region)), chunk_size_(chunk_size) {
+  init(static_cast<std::int64_t>(region.transfer_position()),
+       static_cast<std::int64_t>(region.remaining()));
+}
 
 ChunkedFile::ChunkedFile(const std::filesystem::path& path, std::size_t chunk_size)
     : ChunkedFile(path, 0, -1, chunk_size) {}

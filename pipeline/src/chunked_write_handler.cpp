@@ -53,6 +53,9 @@ ChunkedInputPtr chunked_input_of(Message& msg) {
   if (auto* p = msg.try_get<ChunkedInputPtr>()) return std::move(*p);
   if (auto* p = msg.try_get<std::shared_ptr<ChunkedFile>>()) return std::move(*p);
   if (auto* p = msg.try_get<std::shared_ptr<ChunkedStream>>()) return std::move(*p);
+  // The read-based path for a channel that cannot sendfile: the region's remaining bytes are
+  // read with pread, chunk by chunk, from a duplicate of its descriptor.
+  if (auto* p = msg.try_get<FileRegion>()) return std::make_shared<ChunkedFile>(*p);
   return nullptr;
 }
 

@@ -2,6 +2,7 @@
 #include <trellis/testing/embedded_channel.hpp>
 
 #include <trellis/pipeline/channel_events.hpp>
+#include <trellis/pipeline/file_region.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -264,6 +265,21 @@ void EmbeddedChannel::do_write(ChannelOutboundBuffer& out) {
           break;
         }
         *budget_ -= readable;
+      } else if (auto* region = msg->try_get<FileRegion>()) {
+        // As sendfile would: the part that fits leaves as a region of its own (sharing the
+        // descriptor), the rest stays queued and stops counting what was sent.
+        const std::uint64_t remaining = region->remaining();
+        if (remaining > *budget_) {
+          if (*budget_ > 0) {
+            outbound_messages_.push_back(
+                Message(region->share(region->transfer_position(), *budget_)));
+            region->add_transferred(*budget_);
+            out.progress(*budget_);
+            budget_ = 0;
+          }
+          break;
+        }
+        *budget_ -= static_cast<std::size_t>(remaining);
       }
     }
     outbound_messages_.push_back(std::move(*msg));

@@ -4,6 +4,8 @@
 
 #include "direct_syscalls.hpp"
 
+#include <signal.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -24,6 +26,35 @@ namespace trellis {
 namespace {
 
 constexpr std::size_t kMaxIovecs = 64;
+// The most one sendfile(2) call transfers on Linux.
+constexpr std::uint64_t kMaxSendfileBytes = 0x7ffff000;
+// sendfile calls per write turn. A reader as fast as the writer (loopback) keeps the socket
+// writable, and a large file would hold the loop for the whole transfer; after this many calls
+// the rest is posted behind the loop's other work (Netty's writeSpinCount is 16 too).
+constexpr int kSendfileCallsPerTurn = 16;
+
+// sendfile has no MSG_NOSIGNAL: writing to a socket the peer reset raises SIGPIPE, whose default
+// action ends the process. The first file sent on a thread blocks SIGPIPE in that thread (the
+// loop's own thread, which runs no user code that expects the signal), so EPIPE is returned
+// instead; consume_sigpipe() takes the pending signal back after an EPIPE.
+void block_sigpipe_on_this_thread() noexcept {
+  static thread_local bool blocked = false;
+  if (blocked) return;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  blocked = true;
+}
+
+void consume_sigpipe() noexcept {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  const timespec zero{0, 0};
+  while (sigtimedwait(&set, nullptr, &zero) > 0) {
+  }
+}
 
 std::error_code last_error() { return {errno, std::system_category()}; }
 
@@ -409,9 +440,11 @@ void SocketChannel::close_when_drained() {
 
 Message SocketChannel::filter_outbound_message(Message&& msg) {
   if (output_shutdown_.load()) throw ClosedChannelError("output is shut down");
-  if (msg.is<ByteBuf>() || msg.is<CompositeByteBuf>()) return std::move(msg);
+  if (msg.is<ByteBuf>() || msg.is<CompositeByteBuf>() || msg.is<FileRegion>()) {
+    return std::move(msg);
+  }
   throw InvalidArgumentError(
-      std::string("a SocketChannel writes ByteBuf or CompositeByteBuf, not ") +
+      std::string("a SocketChannel writes ByteBuf, CompositeByteBuf or FileRegion, not ") +
       std::string(msg.type_name()));
 }
 
@@ -458,7 +491,25 @@ void SocketChannel::write_flushed_messages(ChannelOutboundBuffer& out) {
     out.fail_flushed(std::make_exception_ptr(ClosedChannelError("output is shut down")), true);
     return;
   }
+  int sendfile_calls = 0;
   for (;;) {
+    Message* current = out.current();
+    if (current == nullptr) return;
+    if (FileRegion* region = current->try_get<FileRegion>()) {
+      if (sendfile_calls == kSendfileCallsPerTurn) {
+        if (!write_continuation_posted_) {
+          write_continuation_posted_ = true;
+          asio::post(loop_.io_context(), [self = shared_from_this()] {
+            self->write_continuation_posted_ = false;
+            if (self->is_active()) self->unsafe().write_flushed();
+          });
+        }
+        return;
+      }
+      ++sendfile_calls;
+      if (!send_file_region(out, *region)) return;
+      continue;
+    }
     // One flushed ByteBuf (request/response traffic): sent from its bytes directly, without
     // gathering iovecs or walking the queue for what was written.
     if (out.size() == 1) {
@@ -510,6 +561,42 @@ void SocketChannel::write_flushed_messages(ChannelOutboundBuffer& out) {
     if (send_failed()) continue;
     return;
   }
+}
+
+bool SocketChannel::send_file_region(ChannelOutboundBuffer& out, FileRegion& region) {
+  if (region.is_done()) {
+    out.remove();
+    return true;
+  }
+  block_sigpipe_on_this_thread();
+  off_t offset = static_cast<off_t>(region.transfer_position());
+  const auto want = static_cast<std::size_t>(std::min(region.remaining(), kMaxSendfileBytes));
+  const ssize_t r = ::sendfile(fd_, region.fd(), &offset, want);
+  if (r > 0) {
+    const auto n = static_cast<std::size_t>(r);
+    region.add_transferred(n);
+    if (region.is_done()) {
+      out.remove();
+    } else {
+      // May fire writability (the region's bytes no longer count): the loop looks at the
+      // buffer again afterwards, in case a handler closed the channel meanwhile.
+      out.progress(n);
+    }
+    return true;
+  }
+  if (r == 0) {
+    // The file ended before the region: it was truncated (or the region was wrong). Retrying
+    // would spin; what was sent of the region cannot be taken back, so the stream is broken.
+    auto error = std::make_exception_ptr(
+        IoError(std::make_error_code(std::errc::io_error),
+                "sendfile: the file ended at offset " + std::to_string(region.transfer_position()) +
+                    ", before the end of the region (" + std::to_string(region.remaining()) +
+                    " of " + std::to_string(region.count()) + " bytes not sent)"));
+    pipeline().fire_exception_caught(error);
+    std::rethrow_exception(error);
+  }
+  if (errno == EPIPE) consume_sigpipe();
+  return send_failed();
 }
 
 bool SocketChannel::send_failed() {

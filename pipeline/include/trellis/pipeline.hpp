@@ -28,6 +28,7 @@
 #include <trellis/pipeline/default_executor.hpp>
 #include <trellis/pipeline/error.hpp>
 #include <trellis/pipeline/event_executor.hpp>
+#include <trellis/pipeline/file_region.hpp>
 #include <trellis/pipeline/flow_control_handler.hpp>
 #include <trellis/pipeline/future.hpp>
 #include <trellis/pipeline/idle_state_event.hpp>

@@ -2,7 +2,8 @@
 // wait until flush, the pending byte count is held against the configured water marks (firing
 // channel_writability_changed on crossing), promises complete in write order, and closing fails
 // everything left with ClosedChannelError. Transports drain it through current()/remove() or,
-// for a gathering write, to_iovecs() + remove_bytes().
+// for a gathering write, to_iovecs() + remove_bytes(); a FileRegion is written in place and its
+// progress reported with progress().
 //
 // Memory: the first queued message sits in the buffer itself; only more than one at a time
 // take a heap ring, which is given back when the queue drains. Request/response traffic (one
@@ -30,8 +31,8 @@ class Channel;
 // Used on the channel's event loop only.
 class ChannelOutboundBuffer {
  public:
-  // What a message that is neither a ByteBuf, a CompositeByteBuf nor a DatagramPacket (its
-  // content) counts for (Netty's value).
+  // What a message that is neither a ByteBuf, a CompositeByteBuf, a FileRegion (its remaining
+  // bytes) nor a DatagramPacket (its content) counts for (Netty's value).
   static constexpr std::size_t kUnknownMessageSize = 8;
 
   explicit ChannelOutboundBuffer(Channel& channel) noexcept : channel_(&channel) {}
@@ -61,6 +62,10 @@ class ChannelOutboundBuffer {
   // After a (partial) gathering write of `written` bytes: consumes that many bytes from the
   // flushed ByteBuf/CompositeByteBuf messages, removing (and completing) fully written ones.
   void remove_bytes(std::size_t written);
+  // After a partial write of the first flushed message (a FileRegion written with sendfile):
+  // `amount` of the bytes it counted for are gone, so they no longer count against the water
+  // marks (the channel may turn writable before the region is done). The message stays.
+  void progress(std::size_t amount);
   // Fills out with the readable byte runs of the flushed messages, up to max_bytes (at least
   // one run when any), stopping at the first message that is not bytes. Returns the number of
   // iovecs; *bytes receives their total length.

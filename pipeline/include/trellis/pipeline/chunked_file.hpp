@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include <trellis/pipeline/chunked_input.hpp>
+#include <trellis/pipeline/file_region.hpp>
 
 namespace trellis {
 
@@ -26,6 +27,11 @@ class ChunkedFile final : public ChunkedInput {
   // Takes ownership of fd (closed by close()). length -1: up to the file's current size.
   ChunkedFile(int fd, std::int64_t offset, std::int64_t length,
               std::size_t chunk_size = kDefaultChunkSize);
+  // The part of region not transferred yet, read from a duplicate of its descriptor (the
+  // region keeps its own): the read-based path for a FileRegion on a channel that cannot
+  // sendfile. Throws IoError when the descriptor cannot be duplicated, IllegalStateError for
+  // an empty region.
+  explicit ChunkedFile(const FileRegion& region, std::size_t chunk_size = kDefaultChunkSize);
   ~ChunkedFile() override { close(); }
 
   bool is_end_of_input() override { return offset_ >= end_offset_ || fd_ < 0; }

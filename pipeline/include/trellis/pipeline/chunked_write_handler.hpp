@@ -18,7 +18,9 @@ class EventExecutor;
 // resume_transfer()) writes the queue in order while channel().is_writable(): a plain message is
 // passed on with its promise; a ChunkedInputPtr message is read one chunk at a time, and each
 // chunk is written and flushed, so at most one chunk beyond the high water mark is queued in the
-// outbound buffer. Messages written after a chunked input wait until the input is done.
+// outbound buffer. Messages written after a chunked input wait until the input is done. A
+// FileRegion is written as a ChunkedFile over its remaining bytes (the read-based path for
+// channels that cannot sendfile; the region's descriptor is duplicated, not taken).
 //
 // The promise of a chunked write succeeds when the write of its last chunk succeeded (the input
 // is then closed). It fails, and the input is closed, when read_chunk() throws (with that

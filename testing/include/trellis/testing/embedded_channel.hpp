@@ -108,7 +108,8 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel
   // --- slow peer ----------------------------------------------------------------------------
   // How many more bytes the "peer" accepts; nullopt (the default) is unlimited. Flushed
   // messages beyond the budget stay in the outbound buffer (a ByteBuf is split at the budget,
-  // like a partial socket write), so the water marks and writability behave as on a socket.
+  // like a partial socket write; a FileRegion too, the part written leaving as a region of its
+  // own), so the water marks and writability behave as on a socket.
   void set_outbound_byte_budget(std::optional<std::size_t> budget);
   // The peer read n more bytes: raises the budget and writes what now fits.
   void add_outbound_byte_budget(std::size_t n);

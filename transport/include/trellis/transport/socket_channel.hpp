@@ -1,6 +1,7 @@
 // SocketChannel: a connected stream socket (TCP over IPv4/IPv6, or a Unix domain stream
 // socket) on an EventLoop. Reads are reactive (wait for readability, then read non-blocking
-// into a pooled ByteBuf of adaptive size); writes gather the flushed ByteBufs into one sendmsg.
+// into a pooled ByteBuf of adaptive size); writes gather the flushed ByteBufs into one sendmsg,
+// and a FileRegion goes from the file to the socket with sendfile(2).
 // A peer's FIN closes the channel once what was flushed has been written (see on_eof), unless
 // half-closure is allowed.
 #pragma once
@@ -12,6 +13,7 @@
 #include <optional>
 
 #include <trellis/pipeline/channel.hpp>
+#include <trellis/pipeline/file_region.hpp>
 #include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/transport/channel_option.hpp>
 #include <trellis/transport/detail/loop_channel_registry.hpp>
@@ -113,6 +115,10 @@ class SocketChannel final : public Channel,
   // After a send returned -1: true to try again (EINTR); false when the socket is full (a
   // writability wait is armed). Any other error is fired and rethrown for Channel::Unsafe.
   bool send_failed();
+  // One sendfile(2) of the first flushed message, a FileRegion; removes it when done. Returns
+  // false when the socket is full (the write wait is armed). Throws IoError when the file ends
+  // before the region does, or on a socket error.
+  bool send_file_region(ChannelOutboundBuffer& out, FileRegion& region);
   void on_connect_ready(const std::error_code& ec);
   void finish_connect(std::error_code error);
   void record_read(std::size_t n) noexcept;
@@ -141,6 +147,9 @@ class SocketChannel final : public Channel,
   bool read_pending_ = false;
   bool waiting_read_ = false;
   bool waiting_write_ = false;
+  // A write turn that used its sendfile budget posted its continuation (see
+  // write_flushed_messages): the other channels of the loop get their turn first.
+  bool write_continuation_posted_ = false;
   // The last wake-up did not read until EAGAIN (read limit, or reading was off): the next read
   // must not wait for an edge that may never come.
   bool maybe_more_ = false;

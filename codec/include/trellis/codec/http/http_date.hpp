@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,10 @@ namespace trellis::http {
 
 // "Sun, 06 Nov 1994 08:49:37 GMT"
 std::string format_http_date(std::time_t t);
+// The time of an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), or nullopt for anything else
+// (RFC 9110 §13.1.3: a conditional with an invalid date is ignored). The obsolete RFC 850 and
+// asctime forms are not accepted (they are ignored, which only costs a full response).
+std::optional<std::time_t> parse_http_date(std::string_view text);
 
 class HttpDateCache {
  public:

@@ -23,7 +23,10 @@ class HttpBodyFraming {
   // Encodes a body piece (and, when last, the end of the message) into out's components.
   void encode_content(ChannelHandlerContext& ctx, ByteBuf content, const HttpHeaders* trailers,
                       bool last, Message& out);
-  // Writes an HttpContent / LastHttpContent framed as above; any other message unchanged.
+  // Writes an HttpContent / LastHttpContent framed as above; any other message unchanged. A
+  // FileRegion is a body piece too (Netty's HttpObjectEncoder): passed on as it is in a raw
+  // body (so the transport can sendfile it), between a chunk header and the chunk's CRLF in a
+  // chunked one, and dropped (its promise succeeding) in a body that is not sent (HEAD, 304).
   void write_content_or_pass(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise);
 };
 
