@@ -230,3 +230,20 @@ TEST_CASE("a message releases its ByteBuf back to the allocator") {
   }
   CHECK(alloc.stats().live_buffers == live);
 }
+
+TEST_CASE("Message::clone copies copyable values and refuses the others") {
+  Message text(std::string("copy me"));
+  CHECK(text.is_copyable());
+  Message copy = text.clone();
+  CHECK(copy.get<std::string>() == "copy me");
+  CHECK(text.get<std::string>() == "copy me");
+
+  CHECK(Message().is_copyable());
+  CHECK(Message().clone().empty());
+
+  Message unique(std::make_unique<int>(1));
+  CHECK_FALSE(unique.is_copyable());
+  CHECK_THROWS_AS(unique.clone(), WrongTypeError);
+  Message bytes(ByteBuf::from("b"));
+  CHECK_FALSE(bytes.is_copyable());  // share() or slice() it instead
+}
