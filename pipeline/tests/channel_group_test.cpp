@@ -1,14 +1,20 @@
 // Tests of ChannelGroup on EmbeddedChannels: membership, leaving on close, broadcasts that share
-// one buffer, matchers, and group futures that collect the failures of their channels.
+// one buffer, matchers, group futures that collect the failures of their channels, and the chat
+// example of docs/pipeline.md.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include <trellis/pipeline/channel_group.hpp>
 #include <trellis/pipeline/unpooled_byte_buf_allocator.hpp>
 #include <trellis/testing/doctest_helpers.hpp>
 #include <trellis/testing/embedded_channel.hpp>
+
+#include "examples/chat_broadcast.hpp"
 
 using namespace trellis;
 using trellis::testing::read_outbound_string;
@@ -265,4 +271,41 @@ TEST_CASE("ChannelGroup: close() closes every channel; the future collects the f
 
   // An empty selection completes at once.
   CHECK(ChannelGroup().close().is_success());
+}
+
+TEST_CASE("docs/pipeline.md: the chat handler broadcasts to everyone but the sender") {
+  auto handler = std::make_shared<chat::ChatHandler>();
+  auto alice = EmbeddedChannel::create(handler);
+  auto bob = EmbeddedChannel::create(handler);
+  auto carol = EmbeddedChannel::create(handler);
+  CHECK(handler->online() == 3);
+
+  alice->write_inbound(ByteBuf::from("hello\n"));
+  CHECK(read_outbound_string(*bob) == "hello\n");
+  CHECK(read_outbound_string(*carol) == "hello\n");
+  CHECK_FALSE(alice->read_outbound());
+
+  bob->close();
+  CHECK(handler->online() == 2);
+  auto closed = handler->close_all();
+  CHECK(closed.is_success());
+  CHECK_FALSE(alice->is_open());
+  CHECK_FALSE(carol->is_open());
+  CHECK(handler->online() == 0);
+}
+
+TEST_CASE("docs/pipeline.md shows the chat example as compiled here") {
+  const auto here = std::filesystem::path(__FILE__).parent_path();
+  const auto example_path = here / "examples" / "chat_broadcast.hpp";
+  const auto doc_path = here / ".." / ".." / "docs" / "pipeline.md";
+  if (!std::filesystem::exists(example_path) || !std::filesystem::exists(doc_path)) return;
+  auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  const std::string example = slurp(example_path);
+  CHECK_FALSE(example.empty());
+  CHECK(slurp(doc_path).find(example) != std::string::npos);
 }
