@@ -30,6 +30,17 @@ struct is_trivially_relocatable : std::is_trivially_copyable<T> {};
 template <>
 struct is_trivially_relocatable<ByteBuf> : std::true_type {};
 
+// Types Message::clone() copies: copy-constructible ones, and for a container (a type with a
+// value_type) only when its elements are copyable too: std::vector<std::unique_ptr<T>> claims a
+// copy constructor that does not compile. Specialise it as false for your own such types.
+template <class T, class = void>
+struct is_copyable_message : std::is_copy_constructible<T> {};
+template <class T>
+struct is_copyable_message<T, std::void_t<typename T::value_type>>
+    : std::conjunction<std::is_copy_constructible<T>,
+                       std::disjunction<std::is_same<typename T::value_type, T>,
+                                        is_copyable_message<typename T::value_type>>> {};
+
 namespace detail {
 
 // The readable name of T from the compiler's signature of this function (no RTTI needed).
@@ -257,7 +268,7 @@ class Message {
   template <class T>
   static constexpr detail::MessageOps make_ops() noexcept {
     detail::MessageOps ops{detail::type_name<T>(), nullptr, nullptr, nullptr};
-    if constexpr (std::is_copy_constructible_v<T>) {
+    if constexpr (is_copyable_message<T>::value) {
       ops.copy = [](const Message& from, Message& to) {
         to.construct<T>(*const_cast<Message&>(from).ptr<T>());
       };
