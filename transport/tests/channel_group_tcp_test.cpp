@@ -205,3 +205,39 @@ TEST_CASE("ChannelGroup over TCP: channels that close during broadcasts fail onl
   server->close();
   REQUIRE(server->close_future().wait_for(kWait));
 }
+
+TEST_CASE("ChannelGroup over TCP: a group destroyed with members open leaves them working") {
+  constexpr int kClients = 4;
+  auto children = std::make_unique<ChannelGroup>("children");
+  EventLoopGroup server_loops(2);
+  EventLoopGroup client_loops(2);
+  auto join = std::make_shared<JoinGroup>(*children, kClients);
+  auto bound = ServerBootstrap().group(server_loops).child_handler(join).bind("127.0.0.1", 0);
+  REQUIRE(bound.wait_for(kWait));
+  auto server = bound.get();
+
+  std::vector<std::shared_ptr<CollectHandler>> collectors;
+  std::vector<std::shared_ptr<Channel>> clients;
+  for (int i = 0; i < kClients; ++i) {
+    collectors.push_back(std::make_shared<CollectHandler>(2));
+    clients.push_back(
+        connect_client(client_loops, server->local_address()->port(), collectors.back()));
+  }
+  REQUIRE(join->joined().wait_for(kWait));
+  auto members = children->channels();
+  REQUIRE(members.size() == kClients);
+  children.reset();  // the members' close listeners now find the group gone
+
+  for (auto& ch : members) {
+    CHECK(ch->is_open());
+    ch->write_and_flush(Message(to_buf("ok")));
+  }
+  for (auto& c : collectors) {
+    REQUIRE(c->done().wait_for(kWait));
+    CHECK(c->bytes() == "ok");
+  }
+  for (auto& ch : clients) ch->close();
+  for (auto& ch : members) REQUIRE(ch->close_future().wait_for(kWait));
+  server->close();
+  REQUIRE(server->close_future().wait_for(kWait));
+}
