@@ -29,6 +29,15 @@ Channel::Channel(EventExecutor& loop, Channel* parent, ChannelId id)
 
 Channel::~Channel() = default;
 
+std::shared_ptr<Channel> Channel::shared_from_this() {
+  auto owner = shared_owner();
+  if (!owner) {
+    throw IllegalStateError("channel [id: 0x" + id().as_short_text() +
+                            "] is not owned by a std::shared_ptr");
+  }
+  return owner;
+}
+
 bool Channel::is_writable() const noexcept {
   return unsafe_.outbound_buffer_ && unsafe_.outbound_buffer_->is_writable();
 }

@@ -9,4 +9,10 @@ void throw_wrong_message_type(std::string_view held, std::string_view wanted) {
   throw WrongTypeError(what);
 }
 
+void throw_not_copyable_message(std::string_view held) {
+  std::string what = "message holds ";
+  what.append(held).append(", which cannot be copied");
+  throw WrongTypeError(what);
+}
+
 }  // namespace trellis::detail

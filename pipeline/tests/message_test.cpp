@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <trellis/pipeline/byte_buf_allocator.hpp>
 #include <trellis/pipeline/message.hpp>
@@ -10,6 +11,7 @@
 
 using trellis::ByteBuf;
 using trellis::Message;
+using trellis::is_copyable_message;
 using trellis::WrongTypeError;
 using trellis::testing::AllocationScope;
 
@@ -229,4 +231,30 @@ TEST_CASE("a message releases its ByteBuf back to the allocator") {
     CHECK(alloc.stats().live_buffers == live + 1);
   }
   CHECK(alloc.stats().live_buffers == live);
+}
+
+TEST_CASE("Message::clone copies copyable values and refuses the others") {
+  Message text(std::string("copy me"));
+  CHECK(text.is_copyable());
+  Message copy = text.clone();
+  CHECK(copy.get<std::string>() == "copy me");
+  CHECK(text.get<std::string>() == "copy me");
+
+  CHECK(Message().is_copyable());
+  CHECK(Message().clone().empty());
+
+  Message unique(std::make_unique<int>(1));
+  CHECK_FALSE(unique.is_copyable());
+  CHECK_THROWS_AS(unique.clone(), WrongTypeError);
+  Message bytes(ByteBuf::from("b"));
+  CHECK_FALSE(bytes.is_copyable());  // share() or slice() it instead
+
+  // Containers are copyable when their elements are (a vector of unique_ptr claims a copy
+  // constructor that would not compile).
+  Message numbers(std::vector<int>{1, 2});
+  CHECK(numbers.clone().get<std::vector<int>>() == std::vector<int>{1, 2});
+  Message owners(std::vector<std::unique_ptr<int>>{});
+  CHECK_FALSE(owners.is_copyable());
+  static_assert(!is_copyable_message<std::vector<std::vector<std::unique_ptr<int>>>>::value);
+  static_assert(is_copyable_message<std::string>::value);
 }

@@ -12,10 +12,13 @@
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/channel_config.hpp>
 #include <trellis/pipeline/channel_events.hpp>
+#include <trellis/pipeline/channel_group.hpp>
+#include <trellis/pipeline/channel_group_error.hpp>
 #include <trellis/pipeline/channel_handler.hpp>
 #include <trellis/pipeline/channel_handler_context.hpp>
 #include <trellis/pipeline/channel_id.hpp>
 #include <trellis/pipeline/channel_initializer.hpp>
+#include <trellis/pipeline/channel_matcher.hpp>
 #include <trellis/pipeline/channel_outbound_buffer.hpp>
 #include <trellis/pipeline/channel_pipeline.hpp>
 #include <trellis/pipeline/channel_promise.hpp>

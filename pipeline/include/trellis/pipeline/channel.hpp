@@ -109,6 +109,13 @@ class Channel {
   // spawned by a handler, an AsyncChannel). Empty for a channel that is not owned by a shared_ptr
   // (an EmbeddedChannel owned by a test): its owner keeps it alive.
   virtual std::shared_ptr<Channel> shared_owner() noexcept { return {}; }
+  // shared_owner(), for code that holds a Channel& (a handler's ctx.channel()) and must share
+  // it: every channel the framework makes is owned by a shared_ptr (SocketChannel,
+  // ServerSocketChannel, DatagramChannel, EmbeddedChannel::create). Throws IllegalStateError
+  // when the channel has no shared owner (an EmbeddedChannel constructed on a test's stack).
+  // The transports' own shared_from_this() (enable_shared_from_this) hides this one and returns
+  // their type.
+  std::shared_ptr<Channel> shared_from_this();
 
   AttributeMap& attributes() noexcept { return attributes_; }
   template <class T>

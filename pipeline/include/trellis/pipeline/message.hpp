@@ -19,6 +19,8 @@
 
 namespace trellis {
 
+class Message;
+
 // Types whose bytes may be moved with memcpy (and the source forgotten) instead of a move
 // constructor plus destructor. Specialise it for your own handle types to make Message moves a
 // plain copy of the inline storage.
@@ -27,6 +29,17 @@ struct is_trivially_relocatable : std::is_trivially_copyable<T> {};
 // A ByteBuf is a pointer and indexes: nothing in it points into the handle itself.
 template <>
 struct is_trivially_relocatable<ByteBuf> : std::true_type {};
+
+// Types Message::clone() copies: copy-constructible ones, and for a container (a type with a
+// value_type) only when its elements are copyable too: std::vector<std::unique_ptr<T>> claims a
+// copy constructor that does not compile. Specialise it as false for your own such types.
+template <class T, class = void>
+struct is_copyable_message : std::is_copy_constructible<T> {};
+template <class T>
+struct is_copyable_message<T, std::void_t<typename T::value_type>>
+    : std::conjunction<std::is_copy_constructible<T>,
+                       std::disjunction<std::is_same<typename T::value_type, T>,
+                                        is_copyable_message<typename T::value_type>>> {};
 
 namespace detail {
 
@@ -53,9 +66,12 @@ struct MessageOps {
   void (*relocate)(void* from, void* to) noexcept;
   // nullptr: nothing to destroy.
   void (*destroy)(void* storage) noexcept;
+  // Copies the value in `from` into the empty message `to`; nullptr: the type is not copyable.
+  void (*copy)(const Message& from, Message& to);
 };
 
 [[noreturn]] void throw_wrong_message_type(std::string_view held, std::string_view wanted);
+[[noreturn]] void throw_not_copyable_message(std::string_view held);
 
 // The recycled block size for a boxed value of this size, or 0 when it is too big (or too
 // aligned) for the per-thread box caches and goes to the heap directly.
@@ -168,6 +184,19 @@ class Message {
     return value;
   }
 
+  // Whether clone() can copy what this message holds: a copy-constructible value, or nothing.
+  bool is_copyable() const noexcept { return ops_ == nullptr || ops_->copy != nullptr; }
+  // A new message holding a copy of the value (empty for an empty message); throws
+  // WrongTypeError naming the type when it is not copy-constructible (a ByteBuf: share() or
+  // slice() its bytes instead).
+  Message clone() const {
+    Message out;
+    if (ops_ == nullptr) return out;
+    if (ops_->copy == nullptr) detail::throw_not_copyable_message(type_name());
+    ops_->copy(*this, out);
+    return out;
+  }
+
   // The held type's name ("empty" for an empty message), for errors and logs.
   std::string_view type_name() const noexcept { return ops_ ? ops_->name : "empty"; }
 
@@ -238,7 +267,12 @@ class Message {
 
   template <class T>
   static constexpr detail::MessageOps make_ops() noexcept {
-    detail::MessageOps ops{detail::type_name<T>(), nullptr, nullptr};
+    detail::MessageOps ops{detail::type_name<T>(), nullptr, nullptr, nullptr};
+    if constexpr (is_copyable_message<T>::value) {
+      ops.copy = [](const Message& from, Message& to) {
+        to.construct<T>(*const_cast<Message&>(from).ptr<T>());
+      };
+    }
     if constexpr (stored_inline<T>()) {
       if constexpr (!is_trivially_relocatable<T>::value) {
         ops.relocate = [](void* from, void* to) noexcept {

@@ -33,7 +33,9 @@ struct EmbeddedLoopHolder {
 template <class H>
 concept HandlerPtr = std::convertible_to<H, std::shared_ptr<ChannelHandler>>;
 
-class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel {
+class EmbeddedChannel final : private detail::EmbeddedLoopHolder,
+                              public Channel,
+                              public std::enable_shared_from_this<EmbeddedChannel> {
  public:
   using MessageQueue = RingBuffer<Message>;
 
@@ -57,7 +59,29 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder, public Channel
     if (options.register_channel) register_channel();
   }
 
+  // An EmbeddedChannel owned by a shared_ptr, for code that shares a channel from a Channel&
+  // (Channel::shared_from_this(), ChannelGroup::add, a task spawned by a handler). It is
+  // registered once owned, so handlers already see the shared owner in channel_registered and
+  // channel_active. One constructed on the stack has no shared owner.
+  template <HandlerPtr... Hs>
+  static std::shared_ptr<EmbeddedChannel> create(Hs&&... handlers) {
+    return create(Options{}, std::forward<Hs>(handlers)...);
+  }
+  template <HandlerPtr... Hs>
+  static std::shared_ptr<EmbeddedChannel> create(Options options, Hs&&... handlers) {
+    const bool register_now = options.register_channel;
+    options.register_channel = false;
+    auto channel = std::make_shared<EmbeddedChannel>(options, std::forward<Hs>(handlers)...);
+    if (register_now) channel->register_channel();
+    return channel;
+  }
+
   ~EmbeddedChannel() override;
+
+  // shared_from_this() gives a shared_ptr<EmbeddedChannel> (Channel::shared_from_this() a
+  // Channel); empty shared_owner() when the channel was not made by create().
+  using std::enable_shared_from_this<EmbeddedChannel>::shared_from_this;
+  std::shared_ptr<Channel> shared_owner() noexcept override { return weak_from_this().lock(); }
 
   // Registers the channel with its loop (fires channel_registered and channel_active).
   void register_channel();

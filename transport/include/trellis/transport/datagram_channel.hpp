@@ -43,8 +43,12 @@ class DatagramChannel final : public Channel,
   // max_datagram_size.
   void set_options(const ChannelOptions& options);
 
+  // shared_from_this() gives a shared_ptr<DatagramChannel> (Channel::shared_from_this() a Channel).
+  using std::enable_shared_from_this<DatagramChannel>::shared_from_this;
+
   bool is_open() const override { return state_.load(std::memory_order_acquire) != kClosed; }
   bool is_active() const override { return state_.load(std::memory_order_acquire) == kActive; }
+  std::shared_ptr<Channel> shared_owner() noexcept override { return weak_from_this().lock(); }
   bool is_connected() const noexcept { return connected_.load(std::memory_order_acquire); }
   std::optional<SocketAddress> local_address() const override;
   // The connected peer; nullopt while not connected.

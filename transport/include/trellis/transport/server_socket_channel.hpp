@@ -38,6 +38,10 @@ class ServerSocketChannel final : public Channel,
   // Options of the listening socket (SO_REUSEADDR, SO_REUSEPORT, SO_BACKLOG, ...), before bind.
   void set_options(const ChannelOptions& options) { options_ = options; }
 
+  // shared_from_this() gives a shared_ptr<ServerSocketChannel> (Channel::shared_from_this() a
+  // Channel).
+  using std::enable_shared_from_this<ServerSocketChannel>::shared_from_this;
+
   bool is_open() const override { return state_.load(std::memory_order_acquire) != kClosed; }
   bool is_active() const override { return state_.load(std::memory_order_acquire) == kActive; }
   std::shared_ptr<Channel> shared_owner() noexcept override { return weak_from_this().lock(); }

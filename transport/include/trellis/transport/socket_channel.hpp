@@ -52,6 +52,9 @@ class SocketChannel final : public Channel,
   // The same, sharing options with other channels (a server's accepted children).
   void set_options(std::shared_ptr<const ChannelOptions> options);
 
+  // shared_from_this() gives a shared_ptr<SocketChannel> (Channel::shared_from_this() a Channel).
+  using std::enable_shared_from_this<SocketChannel>::shared_from_this;
+
   bool is_open() const override { return state_.load(std::memory_order_acquire) != kClosed; }
   bool is_active() const override { return state_.load(std::memory_order_acquire) == kActive; }
   std::shared_ptr<Channel> shared_owner() noexcept override { return weak_from_this().lock(); }

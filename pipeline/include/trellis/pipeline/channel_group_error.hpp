@@ -1,0 +1,38 @@
+// ChannelGroupError: how a ChannelGroup operation (write_and_flush, close...) failed on some of
+// its channels: how many it went to, and each failed channel's id with its error.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <trellis/pipeline/channel_id.hpp>
+#include <trellis/pipeline/error.hpp>
+
+namespace trellis {
+
+class ChannelGroupError : public Error {
+ public:
+  struct Failure {
+    ChannelId channel;
+    std::exception_ptr error;
+  };
+
+  // what(): "<group>: <operation> failed on <failed> of <attempted> channels (first: <error>)".
+  // failures are kept in channel id order.
+  ChannelGroupError(const std::string& group, const std::string& operation, std::size_t attempted,
+                    std::vector<Failure> failures);
+
+  // How many channels the operation went to (those that succeeded included).
+  std::size_t attempted() const noexcept { return attempted_; }
+  const std::vector<Failure>& failures() const noexcept { return failures_; }
+  // The error of `channel`, or nullptr when it did not fail (or was not part of the operation).
+  std::exception_ptr error_of(const ChannelId& channel) const noexcept;
+
+ private:
+  std::size_t attempted_;
+  std::vector<Failure> failures_;
+};
+
+}  // namespace trellis
