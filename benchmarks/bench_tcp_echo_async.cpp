@@ -18,7 +18,12 @@
 // the thread hops the async tasks made. PingPong: one 64-byte message in flight, R round trips
 // (100,000 by default): ns per round trip, Pure and AsyncExecutorPreference.
 //
-//   bench_tcp_echo_async [--messages=N] [--round_trips=R] [--quick] [benchmark flags]
+// The async clients' writes are AsyncWriteCompletion::queued (as SwiftNIO's NIOAsyncWriter: a
+// write goes on once queued, several go out in one system call); --client_writes=written makes
+// each write wait until the socket took it. The servers' echo writes wait (the default).
+//
+//   bench_tcp_echo_async [--messages=N] [--round_trips=R] [--quick]
+//                        [--client_writes=queued|written] [benchmark flags]
 //
 // --quick is --messages=100000 --round_trips=20000. The hook cannot be installed once
 // default_executor() has handed out the pool, so AsyncGlobalHook runs before AsyncDefaultExecutor
@@ -52,6 +57,8 @@ constexpr std::size_t kBufferBytes = 10'000;
 constexpr std::size_t kPingBytes = 64;
 std::size_t g_messages = 1'000'000;
 std::size_t g_round_trips = 100'000;
+// How the async clients' writes complete (--client_writes=queued|written).
+AsyncWriteCompletion g_client_writes = AsyncWriteCompletion::queued;
 
 using EchoChannel = AsyncChannel<ByteBuf, ByteBuf>;
 
@@ -362,7 +369,8 @@ void run_async(benchmark::State& state, Mode mode, int loops, std::size_t count,
     EchoChannel client =
         Bootstrap()
             .group(*group)
-            .connect_async<ByteBuf, ByteBuf>("127.0.0.1", server.local_address()->port())
+            .connect_async<ByteBuf, ByteBuf>("127.0.0.1", server.local_address()->port(),
+                                             {.write_completion = g_client_writes})
             .get();
     client_loop = &client.event_loop();
     EventExecutor& home = on_loop ? client.event_loop() : default_executor();
@@ -437,6 +445,10 @@ void parse_flags(int& argc, char** argv) {
       g_messages = std::strtoull(arg.c_str() + 11, nullptr, 10);
     } else if (arg.rfind("--round_trips=", 0) == 0) {
       g_round_trips = std::strtoull(arg.c_str() + 14, nullptr, 10);
+    } else if (arg == "--client_writes=queued") {
+      g_client_writes = AsyncWriteCompletion::queued;
+    } else if (arg == "--client_writes=written") {
+      g_client_writes = AsyncWriteCompletion::written;
     } else if (arg == "--quick") {
       g_messages = 100'000;
       g_round_trips = 20'000;
