@@ -147,8 +147,15 @@ class EchoHandler final : public ChannelInboundHandler {
  public:
   bool is_sharable() const noexcept override { return true; }
   void handler_added(ChannelHandlerContext& ctx) override { loop_ = &ctx.channel().event_loop(); }
+  // Echoes every read; stops reading while the echo cannot be written (as the async server,
+  // whose awaited write holds it back), so memory stays bounded.
   void channel_read(ChannelHandlerContext& ctx, Message msg) override {
     ctx.write_and_flush(std::move(msg));
+    if (!ctx.channel().is_writable()) ctx.channel().config().set_auto_read(false);
+  }
+  void channel_writability_changed(ChannelHandlerContext& ctx) override {
+    if (ctx.channel().is_writable()) ctx.channel().config().set_auto_read(true);
+    ctx.fire_channel_writability_changed();
   }
   void exception_caught(ChannelHandlerContext& ctx, std::exception_ptr) override { ctx.close(); }
   std::atomic<EventExecutor*> loop_{nullptr};
@@ -373,11 +380,13 @@ void run_async(benchmark::State& state, Mode mode, int loops, std::size_t count,
                                              {.write_completion = g_client_writes})
             .get();
     client_loop = &client.event_loop();
+    // The child is taken (its loop chosen) before default_executor() picks the client task's loop
+    // under the hook: the group's next() hands out loops in a fixed order then.
+    Future<void> serving = accepted.get();
     EventExecutor& home = on_loop ? client.event_loop() : default_executor();
     Task<void> task = kPingPong ? ping_pong_client(std::move(client), home, payload, count)
                                 : stream_client(std::move(client), home, payload, count);
     home.spawn(std::move(task)).get();
-    Future<void> serving = accepted.get();
     serving.get();
     server.close().get();
   }

@@ -7,7 +7,8 @@
 #   RUNS=3 ARGS=--quick benchmarks/run_echo_async_bench.sh  # 100,000 writes, 20,000 round trips
 #
 # Knobs (environment): BUILD=build/release RUNS=5 ARGS= (flags for the binary, e.g. --quick or
-#   --messages=N --round_trips=R) CASES= (benchmark names, default: all) OUT=build/echo-async-bench
+#   --messages=N --round_trips=R) CASES= (cases such as "TCPEcho/Pure/OneLoop PingPong/Pure/TwoLoops",
+#   default: all) OUT=build/echo-async-bench
 # Output: the summary (also $OUT/summary.md) and one JSON file per run in $OUT/runs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ BIN=$BUILD/benchmarks/bench_tcp_echo_async
 read -ra BIN_ARGS <<<"$ARGS"
 
 if [ -z "${CASES:-}" ]; then
-  CASES=$("$BIN" "${BIN_ARGS[@]}" --benchmark_list_tests=true | sed 's|/[a-z_]*:[0-9]*$||')
+  CASES=$("$BIN" "${BIN_ARGS[@]}" --benchmark_list_tests=true | cut -d/ -f1-3)
 fi
 read -ra CASE_LIST <<<"$(echo $CASES)"
 mkdir -p "$OUT/runs"
@@ -51,7 +52,11 @@ out, runs, load_start, load_end = sys.argv[1:5]
 rows = {}
 for path in sorted(glob.glob(out + "/runs/*.json")):
     with open(path) as f:
-        data = json.load(f)
+        text = f.read()
+    if not text.strip():
+        print(f"- {path}: no output")
+        continue
+    data = json.loads(text)
     for b in data["benchmarks"]:
         if b.get("error_occurred"):
             print(f"- {b['name']}: {b.get('error_message')}")
