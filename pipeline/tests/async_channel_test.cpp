@@ -243,6 +243,111 @@ TEST_CASE("a write waiting for writability fails once the channel closes") {
   CHECK_THROWS_AS(f.get(), ClosedChannelError);
 }
 
+// Holds every write it sees (its promise pending) until release() passes them on.
+class HeldWrites final : public ChannelOutboundHandler {
+ public:
+  void handler_added(ChannelHandlerContext& ctx) override { ctx_ = &ctx; }
+  void write(ChannelHandlerContext&, Message msg, ChannelPromise promise) override {
+    held_.emplace_back(std::move(msg), std::move(promise));
+  }
+  void flush(ChannelHandlerContext&) override {}
+  std::size_t held() const noexcept { return held_.size(); }
+  void release() {
+    for (auto& [msg, promise] : held_) ctx_->write(std::move(msg), std::move(promise));
+    held_.clear();
+    ctx_->flush();
+  }
+
+ private:
+  ChannelHandlerContext* ctx_ = nullptr;
+  std::vector<std::pair<Message, ChannelPromise>> held_;
+};
+
+constexpr AsyncChannelOptions kQueued{.write_completion = AsyncWriteCompletion::queued};
+
+Task<void> write_three(IntChannel& ac) {
+  co_await ac.outbound().write(1);
+  co_await ac.outbound().write(2);
+  co_await ac.outbound().write(3);
+}
+
+TEST_CASE("write() waits for the write to complete by default") {
+  auto held = std::make_shared<HeldWrites>();
+  EmbeddedChannel ch{held};
+  auto ac = IntChannel::wrap(ch);
+  auto f = ch.event_loop().spawn(write_three(ac));
+  ch.run_pending_tasks();
+  CHECK(held->held() == 1);
+  CHECK_FALSE(f.is_done());
+  held->release();  // 1 completes; the task writes 2
+  CHECK(held->held() == 1);
+  CHECK_FALSE(f.is_done());
+  held->release();
+  held->release();
+  CHECK(f.is_success());
+  CHECK(ch.read_outbound<int>() == 1);
+  CHECK(ch.read_outbound<int>() == 2);
+  CHECK(ch.read_outbound<int>() == 3);
+}
+
+TEST_CASE("write() under AsyncWriteCompletion::queued goes on once the write is queued") {
+  auto held = std::make_shared<HeldWrites>();
+  EmbeddedChannel ch{held};
+  auto ac = IntChannel::wrap(ch, kQueued);
+  auto f = ch.event_loop().spawn(write_three(ac));
+  ch.run_pending_tasks();
+  CHECK(held->held() == 3);  // none completed, all three on their way
+  CHECK(f.is_success());
+  held->release();
+  CHECK(ch.read_outbound<int>() == 1);
+  CHECK(ch.read_outbound<int>() == 2);
+  CHECK(ch.read_outbound<int>() == 3);
+}
+
+TEST_CASE("a queued write() still waits while the channel is unwritable") {
+  EmbeddedChannel ch;
+  auto ac = IntChannel::wrap(ch, kQueued);
+  ch.set_writable(false);
+  auto f = ch.event_loop().spawn(write_one(ac, 9));
+  ch.run_pending_tasks();
+  CHECK_FALSE(f.is_done());
+  CHECK(ch.outbound_messages().empty());
+  ch.set_writable(true);
+  CHECK(f.is_success());
+  CHECK(ch.read_outbound<int>() == 9);
+}
+
+TEST_CASE("a queued write() on a closed channel throws ClosedChannelError") {
+  EmbeddedChannel ch;
+  auto ac = IntChannel::wrap(ch, kQueued);
+  ch.close();
+  auto f = ch.event_loop().spawn(write_one(ac, 1));
+  ch.run_pending_tasks();
+  REQUIRE(f.is_done());
+  CHECK_THROWS_AS(f.get(), ClosedChannelError);
+}
+
+TEST_CASE("a queued write() waiting for writability fails once the channel closes") {
+  EmbeddedChannel ch;
+  auto ac = IntChannel::wrap(ch, kQueued);
+  ch.set_writable(false);
+  auto f = ch.event_loop().spawn(write_one(ac, 9));
+  ch.run_pending_tasks();
+  CHECK_FALSE(f.is_done());
+  ch.close();
+  REQUIRE(f.is_done());
+  CHECK_THROWS_AS(f.get(), ClosedChannelError);
+}
+
+TEST_CASE("a queued write() does not throw the failure of its write") {
+  EmbeddedChannel ch{std::make_shared<FailingWrites>()};
+  auto ac = IntChannel::wrap(ch, kQueued);
+  auto f = ch.event_loop().spawn(write_one(ac, 1));
+  ch.run_pending_tasks();
+  CHECK(f.is_success());
+  CHECK(ch.outbound_messages().empty());
+}
+
 TEST_CASE("write_all() writes every message with one flush") {
   auto flushes = std::make_shared<FlushCounter>();
   EmbeddedChannel ch{flushes};
@@ -424,6 +529,28 @@ TEST_CASE("a slow consumer never has more than the high watermark buffered") {
 TEST_CASE("next() and write() allocate nothing per message in steady state") {
   EmbeddedChannel ch;
   auto ac = IntChannel::wrap(ch);
+  auto echo = [](IntChannel& a) -> Task<void> {
+    while (auto v = co_await a.inbound().next()) co_await a.outbound().write(*v + 1);
+  };
+  auto done = ch.event_loop().spawn(echo(ac));
+  ch.run_pending_tasks();
+  for (int i = 0; i < 100; ++i) {
+    ch.write_inbound(i);
+    REQUIRE(ch.read_outbound<int>() == i + 1);
+  }
+  AllocationScope scope;
+  for (int i = 0; i < 1'000; ++i) {
+    ch.write_inbound(i);
+    REQUIRE(ch.read_outbound<int>() == i + 1);
+  }
+  CHECK(scope.count() == 0);
+  ch.close();
+  CHECK(done.is_success());
+}
+
+TEST_CASE("queued write() allocates nothing per message in steady state") {
+  EmbeddedChannel ch;
+  auto ac = IntChannel::wrap(ch, kQueued);
   auto echo = [](IntChannel& a) -> Task<void> {
     while (auto v = co_await a.inbound().next()) co_await a.outbound().write(*v + 1);
   };

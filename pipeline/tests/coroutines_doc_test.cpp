@@ -32,6 +32,15 @@ trellis::Task<std::size_t> count_bytes(trellis::Channel& channel) {
   co_return total;
 }
 
+// --- docs/coroutines.md: "When a write goes on" --------------------------------------------
+// Sends count shares of one buffer (no copy); each write goes on once queued.
+trellis::Task<void> send_copies(trellis::Channel& channel, trellis::ByteBuf payload, int count) {
+  auto ac = trellis::AsyncChannel<trellis::ByteBuf, trellis::ByteBuf>::wrap(
+      channel, {.write_completion = trellis::AsyncWriteCompletion::queued});
+  for (int i = 0; i < count; ++i) co_await ac.outbound().write(payload.share());
+  co_await ac.close();
+}
+
 // --- docs/coroutines.md: "Coroutines inside handlers" ---------------------------------------
 class DelayedReply final : public trellis::ChannelInboundHandler {
  public:
@@ -67,6 +76,20 @@ TEST_CASE("docs: a byte counter over AsyncChannel sums what it read") {
   ch.close();
   REQUIRE(total.is_done());
   CHECK(total.get() == 5);
+}
+
+TEST_CASE("docs: queued writes send shares of one buffer") {
+  trellis::EmbeddedChannel ch;
+  auto done = ch.event_loop().spawn(send_copies(ch, trellis::ByteBuf::from("abc"), 3));
+  ch.run_pending_tasks();
+  REQUIRE(done.is_done());
+  CHECK(done.is_success());
+  CHECK(ch.outbound_messages().size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    auto buf = ch.read_outbound<trellis::ByteBuf>();
+    REQUIRE(buf);
+    CHECK(buf->readable_bytes() == 3);
+  }
 }
 
 TEST_CASE("docs: a handler's task answers a second later, or never if the channel closed") {

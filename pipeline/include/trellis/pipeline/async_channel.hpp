@@ -94,7 +94,8 @@ class AsyncWriteAwaiterBase : protected AwaitedOperation,
       return true;
     }
     issue_guarded();
-    return finish_issuing();
+    // Nothing to wait for when the operation handed out no promise state.
+    return states() != 0 && finish_issuing();
   }
 
  protected:
@@ -127,7 +128,11 @@ class AsyncWriteAwaiterBase : protected AwaitedOperation,
       ctx_->cancel_hook = nullptr;
     }
     issue_guarded();
-    finish_issuing_suspended();
+    if (states() == 0) {
+      resume_on_executor(executor(), handle());
+    } else {
+      finish_issuing_suspended();
+    }
   }
   void on_cancel() noexcept override {
     if (!waiting_) return;
@@ -144,25 +149,37 @@ class AsyncWriteAwaiterBase : protected AwaitedOperation,
   bool cancelled_ = false;
 };
 
+// write(): completes when the write completed, or (AsyncWriteCompletion::queued) once it is
+// queued and flushed, with the void promise.
 class AsyncWriteAwaiter final : public AsyncWriteAwaiterBase {
  public:
   AsyncWriteAwaiter(AsyncChannelHandler& handler, Message&& msg) noexcept
-      : AsyncWriteAwaiterBase(handler), msg_(std::move(msg)), state_(*this, loop()) {}
+      : AsyncWriteAwaiterBase(handler),
+        msg_(std::move(msg)),
+        state_(*this, loop()),
+        queued_(handler.options().write_completion == AsyncWriteCompletion::queued) {}
   bool await_ready() const noexcept { return false; }
   void await_resume() const {
     check_issued();
-    state_.rethrow_if_failed_or_dropped();
+    if (!queued_) state_.rethrow_if_failed_or_dropped();
   }
 
  private:
-  int states() const noexcept override { return 1; }
+  int states() const noexcept override { return queued_ ? 0 : 1; }
   void issue() override {
-    channel().write(std::move(msg_), state_.take_promise());
+    if (queued_) {
+      // Nobody would see this write fail: a closed channel is reported here.
+      if (!channel().is_open()) throw ClosedChannelError();
+      channel().write(std::move(msg_));
+    } else {
+      channel().write(std::move(msg_), state_.take_promise());
+    }
     channel().flush();
   }
 
   Message msg_;
   AwaitedPromiseState state_;
+  bool queued_;
 };
 
 // write_all: one flush for all. The first n-1 writes share one promise state and the last has its
