@@ -31,8 +31,13 @@ void run_logged(UniqueFunction<void()>& fn) noexcept {
 }
 }  // namespace
 
-EventLoop::EventLoop(std::string name)
-    : name_(name.empty() ? "trellis-el-" + std::to_string(g_loop_counter.fetch_add(1)) : name),
+EventLoop::EventLoop(std::string name) : EventLoop(EventLoopOptions{.name = std::move(name)}) {}
+
+EventLoop::EventLoop(EventLoopOptions options)
+    : name_(options.name.empty() ? "trellis-el-" + std::to_string(g_loop_counter.fetch_add(1))
+                                 : std::move(options.name)),
+      manual_clock_(std::move(options.clock)),
+      clock_(manual_clock_.get()),
       // Every I/O object of the loop is used on the loop's thread only: no reactor I/O locking.
       io_(ASIO_CONCURRENCY_HINT_UNSAFE_IO),
       timer_(io_),
@@ -42,10 +47,23 @@ EventLoop::EventLoop(std::string name)
       termination_(nullptr) {
   incoming_.reserve(64);
   running_.reserve(64);
+  if (manual_clock_) {
+    // Every advance queues one task that runs what became due (behind the tasks queued before
+    // the advance, ahead of those queued after it returns).
+    clock_subscription_ = manual_clock_->subscribe([this] {
+      try {
+        execute([this] { on_clock_advanced(); });
+      } catch (const RejectedExecutionError&) {
+        // Shut down: nothing runs any more.
+      }
+    });
+  }
   thread_ = std::thread([this] { run(); });
 }
 
 EventLoop::~EventLoop() {
+  // From here on no advance of the clock reaches the loop.
+  if (manual_clock_) manual_clock_->unsubscribe(clock_subscription_);
   if (in_event_loop()) {
     if (exiting_) {
       // The keep-alive released at thread exit: run() has returned.
@@ -77,7 +95,7 @@ void EventLoop::run() {
   detail::t_owning_loop = this;
   detail::CurrentExecutorScope scope(this);
   auto guard = asio::make_work_guard(io_);
-  last_activity_ = current_time_nanos();
+  last_activity_ = monotonic_nanos();
   for (;;) {
     try {
       io_.run();
@@ -142,7 +160,7 @@ std::size_t EventLoop::run_queued_tasks() {
 
 void EventLoop::drain() {
   drain_posted_.store(false, std::memory_order_seq_cst);
-  if (run_queued_tasks() > 0) last_activity_ = current_time_nanos();
+  if (run_queued_tasks() > 0) last_activity_ = monotonic_nanos();
 }
 
 void EventLoop::on_scheduled_task_added(std::int64_t deadline) {
@@ -174,6 +192,10 @@ void EventLoop::rearm_timer() {
   auto generation = ++timer_generation_;
   if (want == kNoDeadline) {
     timer_.cancel();
+  } else if (clock_ != nullptr) {
+    // Manual clock: no timer. A deadline already reached fires now; a later one when an advance
+    // of the clock reaches it (on_clock_advanced).
+    if (want <= clock_->now_nanos()) asio::post(io_, [this, generation] { on_timer(generation); });
   } else {
     timer_.expires_at(to_time_point(want));
     timer_.async_wait([this, generation](const asio::error_code& ec) {
@@ -182,6 +204,10 @@ void EventLoop::rearm_timer() {
   }
   // A task scheduled lazily from another thread while the old (later) deadline was armed is
   // waiting in the queue; make sure it is picked up.
+  drain_if_pending();
+}
+
+void EventLoop::drain_if_pending() {
   bool pending;
   {
     std::lock_guard lock(queue_mutex_);
@@ -195,8 +221,20 @@ void EventLoop::on_timer(std::uint64_t generation) {
   armed_ = kNoDeadline;
   armed_deadline_.store(kNoDeadline, std::memory_order_seq_cst);
   drain();
-  if (run_due_scheduled_tasks(current_time_nanos()) > 0) last_activity_ = current_time_nanos();
+  if (run_due_scheduled_tasks(current_time_nanos()) > 0) last_activity_ = monotonic_nanos();
   rearm_timer();
+}
+
+void EventLoop::on_clock_advanced() {
+  // A queued task (inside drain()): it runs the due tasks itself instead of calling on_timer.
+  if (armed_ == kNoDeadline || clock_->now_nanos() < armed_) return;
+  armed_ = kNoDeadline;
+  armed_deadline_.store(kNoDeadline, std::memory_order_seq_cst);
+  if (run_due_scheduled_tasks(clock_->now_nanos()) > 0) last_activity_ = monotonic_nanos();
+  rearm_timer();
+  // Tasks scheduled lazily from other threads after this drain began (their deadline was not
+  // earlier than the one armed) wait in the queue: rearm_timer() may have returned early.
+  drain_if_pending();
 }
 
 void EventLoop::on_shutdown(UniqueFunction<void()> fn) {
@@ -211,7 +249,7 @@ void EventLoop::on_shutdown(UniqueFunction<void()> fn) {
 
 Future<void> EventLoop::do_shutdown_gracefully(std::chrono::nanoseconds quiet_period,
                                                std::chrono::nanoseconds timeout) {
-  auto now = current_time_nanos();
+  auto now = monotonic_nanos();
   int expected = kRunning;
   if (state_.compare_exchange_strong(expected, kShuttingDown)) {
     quiet_nanos_.store(quiet_period.count());
@@ -230,7 +268,7 @@ Future<void> EventLoop::do_shutdown_gracefully(std::chrono::nanoseconds quiet_pe
 
 void EventLoop::check_shutdown() {
   if (state_.load() != kShuttingDown) return;
-  auto now = current_time_nanos();
+  auto now = monotonic_nanos();
   auto quiet_end = detail::deadline_after(last_activity_, quiet_nanos_.load());
   auto deadline = shutdown_deadline_.load();
   if (now >= quiet_end || now >= deadline) {

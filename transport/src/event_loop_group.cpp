@@ -5,11 +5,16 @@
 
 namespace trellis {
 
-EventLoopGroup::EventLoopGroup(std::size_t n) : shared_(std::make_shared<Shared>()) {
+EventLoopGroup::EventLoopGroup(std::size_t n) : EventLoopGroup(n, EventLoopOptions{}) {}
+
+EventLoopGroup::EventLoopGroup(std::size_t n, EventLoopOptions options)
+    : shared_(std::make_shared<Shared>()) {
   if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
   loops_.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    auto loop = std::make_shared<EventLoop>();
+    EventLoopOptions loop_options = options;
+    if (!loop_options.name.empty()) loop_options.name += "-" + std::to_string(i);
+    auto loop = std::make_shared<EventLoop>(std::move(loop_options));
     loop->termination_future().add_listener([shared = shared_, n](const Future<void>&) {
       if (shared->terminated.fetch_add(1) + 1 == n) shared->termination.try_set_value();
     });

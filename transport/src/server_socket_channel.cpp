@@ -103,7 +103,7 @@ void ServerSocketChannel::do_deregister() {
 void ServerSocketChannel::do_begin_read() {
   if (!is_active()) return;
   read_pending_ = true;
-  if (!backing_off_) arm_accept();
+  if (!backing_off_.load(std::memory_order_relaxed)) arm_accept();
 }
 
 void ServerSocketChannel::arm_accept() {
@@ -154,7 +154,7 @@ void ServerSocketChannel::on_acceptable(const std::error_code& ec) {
   }
   if (backoff_error) back_off(backoff_error);
   if (accepted > 0) pipeline().fire_channel_read_complete();
-  if (!is_active() || backing_off_) return;
+  if (!is_active() || backing_off_.load(std::memory_order_relaxed)) return;
   if (accepted == 0) {
     read_pending_ = true;
     arm_accept();
@@ -162,7 +162,7 @@ void ServerSocketChannel::on_acceptable(const std::error_code& ec) {
 }
 
 void ServerSocketChannel::back_off(int error) {
-  backing_off_ = true;
+  backing_off_.store(true, std::memory_order_relaxed);
   backoffs_.fetch_add(1);
   const auto now = loop_.current_time_nanos();
   if (now - last_backoff_log_ >= 1'000'000'000) {
@@ -174,7 +174,7 @@ void ServerSocketChannel::back_off(int error) {
   loop_.schedule(kAcceptBackoff, [weak] {
     auto self = weak.lock();
     if (!self) return;
-    self->backing_off_ = false;
+    self->backing_off_.store(false, std::memory_order_relaxed);
     if (!self->is_active()) return;
     // Resume whether or not a read() came in meanwhile: the pending connections still wait.
     if (self->config().auto_read()) self->read_pending_ = true;

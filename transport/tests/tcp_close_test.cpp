@@ -213,7 +213,7 @@ TEST_CASE("close from another thread while writing completes and fails later wri
   CHECK_FALSE(p.is_success());
 }
 
-TEST_CASE("connect times out against a listener whose backlog is full") {
+TEST_CASE("connect times out against a listener whose backlog is full, in virtual time") {
   const int listener = raw_listener(0);
   REQUIRE(listener >= 0);
   const auto port = listen_port(listener);
@@ -228,24 +228,30 @@ TEST_CASE("connect times out against a listener whose backlog is full") {
     ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
     fillers.push_back(fd);
   }
-  std::this_thread::sleep_for(50ms);
-  EventLoopGroup group(1);
-  const auto start = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(50ms);  // lets the fillers' handshakes fill the queue
+  auto clock = std::make_shared<ManualClock>();
+  EventLoopGroup group(1, {.clock = clock});
   auto f = Bootstrap()
                .group(group)
                .option(channel_option::connect_timeout, std::chrono::milliseconds(300))
                .handler(std::make_shared<EchoHandler>())
                .connect("127.0.0.1", port);
+  // The registration and the connect were queued on the loop: once they ran, the connect hangs
+  // with its timeout armed at 300 ms on the manual clock.
+  settle(group[0]);
+  REQUIRE(scheduled_count(group[0]) == 1);
+  clock->advance_by(300ms - 1ns);
+  settle(group[0]);
+  CHECK_FALSE(f.is_done());
+  clock->advance_by(1ns);
   REQUIRE(f.wait_for(kWait));
-  const auto took = std::chrono::steady_clock::now() - start;
   REQUIRE_FALSE(f.is_success());
   CHECK_THROWS_AS(std::rethrow_exception(f.cause()), ConnectTimeoutError);
-  CHECK(took >= 250ms);
   for (int fd : fillers) ::close(fd);
   ::close(listener);
 }
 
-TEST_CASE("accepting backs off on EMFILE and recovers when descriptors free up") {
+TEST_CASE("accepting backs off on EMFILE for exactly its pause, in virtual time, and recovers") {
 #if defined(__SANITIZE_ADDRESS__)
   // ASan's runtime needs descriptors of its own in the starved child and kills it; the test
   // runs in the plain and TSan builds.
@@ -259,40 +265,64 @@ TEST_CASE("accepting backs off on EMFILE and recovers when descriptors free up")
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    // Child: an echo server whose process has no descriptor left, until the parent says so.
+    // Child: an echo server on a manual clock whose process has no descriptor left, until the
+    // back-off began; it checks the pause and reports through its exit code.
     int code = 0;
     {
       rlimit rl{256, 256};
       ::setrlimit(RLIMIT_NOFILE, &rl);
-      EventLoopGroup group(1);
+      auto clock = std::make_shared<ManualClock>();
+      EventLoopGroup group(1, {.clock = clock});
       auto bound = ServerBootstrap()
                        .group(group)
                        .child_handler(std::make_shared<EchoHandler>())
                        .bind("127.0.0.1", 0);
       if (!bound.wait_for(kWait) || !bound.is_success()) ::_exit(10);
+      auto server = std::static_pointer_cast<ServerSocketChannel>(bound.get());
       std::vector<int> spare;
       for (int fd; (fd = ::dup(0)) >= 0;) spare.push_back(fd);
-      const std::uint16_t port = bound.get()->local_address()->port();
+      const std::uint16_t port = server->local_address()->port();
       if (::write(to_parent[1], &port, sizeof port) != sizeof port) ::_exit(11);
       char go;
       if (::read(to_child[0], &go, 1) != 1) ::_exit(12);
-      auto server = std::static_pointer_cast<ServerSocketChannel>(bound.get());
-      if (server->accept_backoffs() == 0) code = 13;
+      // The parent's clients are queued: the server hits EMFILE and backs off (a guard, not a
+      // timing: the wait ends as soon as it happened).
+      for (int i = 0; i < 1000 && server->accept_backoffs() == 0; ++i) {
+        std::this_thread::sleep_for(10ms);
+      }
+      if (server->accept_backoffs() == 0) ::_exit(13);
+      // The count is raised just before the pause is scheduled, in the same loop handler: once
+      // a task queued now has run, the pause's end is on the clock, at kAcceptBackoff.
+      auto timers = group[0].submit([&group] { return group[0].scheduled_task_count(); });
+      if (!timers.wait_for(kWait)) ::_exit(20);
+      if (timers.get() != 1) ::_exit(21);
       for (int fd : spare) ::close(fd);
-      if (::read(to_child[0], &go, 1) != 1) ::_exit(14);
+      // The pause lasts kAcceptBackoff on the loop's clock: still paused 1 ns before its end.
+      clock->advance_by(ServerSocketChannel::kAcceptBackoff - 1ns);
+      if (!group[0].submit([] {}).wait_for(kWait)) ::_exit(14);
+      if (!server->accept_paused()) code = 15;
+      clock->advance_by(1ns);
+      if (!group[0].submit([] {}).wait_for(kWait)) ::_exit(16);
+      if (code == 0 && server->accept_paused()) code = 17;
+      if (code == 0 && server->accept_backoffs() != 1) code = 18;
+      // The parent reads its echoes, then says "q".
+      if (::read(to_child[0], &go, 1) != 1) ::_exit(19);
       bound.get()->close();
       bound.get()->close_future().wait_for(kWait);
     }
     ::_exit(code);
   }
+  // Only the child writes to the parent: a child that dies early is an EOF here, not a hang.
+  // (The parent keeps the read end of its own pipe: a write to a dead child is no SIGPIPE.)
+  ::close(to_parent[1]);
   std::uint16_t port = 0;
   REQUIRE(::read(to_parent[0], &port, sizeof port) == sizeof port);
   {
     std::vector<std::unique_ptr<RawClient>> clients;
     for (int i = 0; i < 3; ++i) clients.push_back(std::make_unique<RawClient>(port));
     for (auto& c : clients) REQUIRE(c->send_all("ping"));
-    std::this_thread::sleep_for(300ms);  // the server hits EMFILE and backs off
     REQUIRE(::write(to_child[1], "g", 1) == 1);
+    // Served once the pause ended on the child's clock.
     for (auto& c : clients) CHECK(c->recv_exact(4) == "ping");
   }
   REQUIRE(::write(to_child[1], "q", 1) == 1);
@@ -307,5 +337,5 @@ TEST_CASE("accepting backs off on EMFILE and recovers when descriptors free up")
   }
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
-  for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) ::close(fd);
+  for (int fd : {to_child[0], to_child[1], to_parent[0]}) ::close(fd);
 }

@@ -69,12 +69,22 @@ class ChildRecorder final : public ChannelInboundHandler {
 
 }  // namespace
 
-TEST_CASE("a connect that hangs times out and closes the channel") {
+TEST_CASE(
+    "a connect that hangs times out at its deadline on the loop's clock and closes the "
+    "channel") {
   FullListener listener;
-  EventLoopGroup group(1);
+  auto clock = std::make_shared<ManualClock>();
+  EventLoopGroup group(1, {.clock = clock});
   auto ch = registered_client(group, 200ms);
   auto p = ch->new_promise();
   ch->connect(SocketAddress::from_ip("127.0.0.1", listener.port), p);
+  settle(group[0]);  // the connect ran: it hangs, its timeout armed at 200 ms
+  REQUIRE(scheduled_count(group[0]) == 1);
+  clock->advance_by(200ms - 1ns);
+  settle(group[0]);
+  CHECK_FALSE(p.is_done());
+  CHECK(ch->is_open());
+  clock->advance_by(1ns);
   REQUIRE(p.future().wait_for(kWait));
   REQUIRE_FALSE(p.is_success());
   CHECK_THROWS_AS(std::rethrow_exception(p.future().cause()), ConnectTimeoutError);
@@ -84,22 +94,27 @@ TEST_CASE("a connect that hangs times out and closes the channel") {
 
 TEST_CASE("closing a channel while it connects fails the connect and cancels its timeout") {
   FullListener listener;
-  EventLoopGroup group(1);
+  auto clock = std::make_shared<ManualClock>();
+  EventLoopGroup group(1, {.clock = clock});
   auto ch = registered_client(group, 200ms);
   auto p = ch->new_promise();
   ch->connect(SocketAddress::from_ip("127.0.0.1", listener.port), p);
-  std::this_thread::sleep_for(20ms);
+  settle(group[0]);
+  REQUIRE(scheduled_count(group[0]) == 1);
   CHECK_FALSE(p.is_done());
   ch->close();
   REQUIRE(p.future().wait_for(kWait));
   CHECK_THROWS_AS(std::rethrow_exception(p.future().cause()), ClosedChannelError);
   CHECK(ch->close_future().wait_for(kWait));
-  std::this_thread::sleep_for(300ms);  // past the timeout: it was cancelled and does nothing
+  CHECK(scheduled_count(group[0]) == 0);  // the timeout was cancelled
+  clock->advance_by(1s);                  // past it: nothing fires
+  settle(group[0]);
   CHECK_FALSE(ch->is_open());
 }
 
 TEST_CASE("a connected client can connect only once and still closes cleanly") {
-  EventLoopGroup group(1);
+  auto clock = std::make_shared<ManualClock>();
+  EventLoopGroup group(1, {.clock = clock});
   EchoServer server(group);
   auto ch = registered_client(group, 1000ms);
   auto p = ch->new_promise();
@@ -108,11 +123,13 @@ TEST_CASE("a connected client can connect only once and still closes cleanly") {
   REQUIRE(p.is_success());
   CHECK(ch->is_active());
   CHECK(ch->remote_address()->port() == server.port);
+  CHECK(scheduled_count(group[0]) == 0);  // connected: the timeout was cancelled
   auto again = ch->new_promise();
   ch->connect(SocketAddress::from_ip("127.0.0.1", server.port), again);
   REQUIRE(again.future().wait_for(kWait));
   CHECK_THROWS_AS(std::rethrow_exception(again.future().cause()), IllegalStateError);
-  std::this_thread::sleep_for(1200ms);  // past the (cancelled) timeout: still connected
+  clock->advance_by(1200ms);  // past the (cancelled) timeout: still connected
+  settle(group[0]);
   CHECK(ch->is_active());
   ch->close();
   CHECK(ch->close_future().wait_for(kWait));

@@ -190,4 +190,17 @@ inline std::shared_ptr<Channel> connect_client(EventLoopGroup& group, std::uint1
   return f.get();
 }
 
+// Returns once every task queued on loop before the call has run. Under a manual clock that
+// includes the work of every advance_by() that returned before: the timers it made due fired.
+inline void settle(EventLoop& loop) {
+  REQUIRE(loop.submit([] {}).wait_for(kWait));
+}
+
+// The number of tasks scheduled on loop (read on the loop).
+inline std::size_t scheduled_count(EventLoop& loop) {
+  auto f = loop.submit([&loop] { return loop.scheduled_task_count(); });
+  REQUIRE(f.wait_for(kWait));
+  return f.get();
+}
+
 }  // namespace trellis::test

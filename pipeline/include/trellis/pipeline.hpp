@@ -36,6 +36,7 @@
 #include <trellis/pipeline/future.hpp>
 #include <trellis/pipeline/idle_state_event.hpp>
 #include <trellis/pipeline/idle_state_handler.hpp>
+#include <trellis/pipeline/manual_clock.hpp>
 #include <trellis/pipeline/message.hpp>
 #include <trellis/pipeline/message_to_message_decoder.hpp>
 #include <trellis/pipeline/message_to_message_encoder.hpp>

@@ -8,6 +8,7 @@
 #include <trellis/transport/datagram_channel.hpp>
 #include <trellis/transport/event_loop.hpp>
 #include <trellis/transport/event_loop_group.hpp>
+#include <trellis/transport/event_loop_options.hpp>
 #include <trellis/transport/logging_handler.hpp>
 #include <trellis/transport/server_bootstrap.hpp>
 #include <trellis/transport/server_socket_channel.hpp>

@@ -10,6 +10,7 @@
 #include <trellis/pipeline/default_executor.hpp>
 #include <trellis/pipeline/task.hpp>
 #include <trellis/transport/event_loop.hpp>
+#include <trellis/transport/event_loop_options.hpp>
 
 namespace trellis {
 
@@ -17,6 +18,9 @@ class EventLoopGroup {
  public:
   // n == 0: one loop per core.
   explicit EventLoopGroup(std::size_t n = 0);
+  // Every loop built with options (a non-empty name gets "-<index>" appended); tests pass
+  // {.clock = manual_clock} to run the whole group in virtual time.
+  EventLoopGroup(std::size_t n, EventLoopOptions options);
   // Shuts down every loop (no quiet period) and joins the threads. From one of the group's own
   // threads this is a programming error: it is logged and the threads are detached (each loop
   // object stays alive until its thread ends).

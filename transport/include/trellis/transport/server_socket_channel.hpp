@@ -49,6 +49,8 @@ class ServerSocketChannel final : public Channel,
   std::optional<SocketAddress> remote_address() const override { return std::nullopt; }
   // How many times accepting backed off for lack of descriptors (for tests).
   std::uint64_t accept_backoffs() const noexcept { return backoffs_.load(); }
+  // True while accepting is paused by a back-off (for tests; from any thread).
+  bool accept_paused() const noexcept { return backing_off_.load(std::memory_order_relaxed); }
 
  protected:
   void do_register() override;
@@ -84,7 +86,7 @@ class ServerSocketChannel final : public Channel,
   std::optional<SocketAddress> local_;
   bool read_pending_ = false;
   bool waiting_ = false;
-  bool backing_off_ = false;
+  std::atomic<bool> backing_off_{false};  // written on the loop only
   std::int64_t last_backoff_log_ = INT64_MIN / 2;
   std::atomic<std::uint64_t> backoffs_{0};
 };
