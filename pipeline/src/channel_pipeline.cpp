@@ -117,9 +117,11 @@ std::string describe_exception(const std::exception_ptr& error) {
 // prev_/next_ (an event in flight carries on past it), so when a neighbour it points to is freed
 // first the pointer moves on to that neighbour's own neighbour: a pinned context's pointers only
 // ever lead to live or buried contexts, and at worst to the head or tail.
-// Once the channel is closed nothing is freed before the pipeline itself: a thread that still
+// Once the channel is closed no context is freed before the pipeline itself: a thread that still
 // holds the channel may call a context the close removed, and its operation then walks the old
-// chain to the head, which fails it with ClosedChannelError.
+// chain to the head, which fails it with ClosedChannelError. The reaper still lets go of the
+// handlers of those contexts (unless pinned): a handler holding its own channel would otherwise
+// keep it alive through its context forever.
 struct ChannelPipeline::Graveyard {
   std::vector<std::unique_ptr<ChannelHandlerContext>> contexts;
   bool reap_queued = false;
@@ -131,7 +133,12 @@ struct ChannelPipeline::Graveyard {
 
   void reap() noexcept {
     reap_queued = false;
-    if (keep_all) return;
+    if (keep_all) {
+      for (auto& c : contexts) {
+        if (is_free(c.get())) c->release_handler();
+      }
+      return;
+    }
     // The pins are read once: a context pinned after this point is not freed now.
     std::vector<ChannelHandlerContext*> doomed;
     for (auto& c : contexts) {

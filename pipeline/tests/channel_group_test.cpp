@@ -241,6 +241,11 @@ TEST_CASE("ChannelGroup: a failed write fails the group future with every failed
   CHECK(error.error_of(good->id()) == nullptr);
   CHECK(std::string(error.what()).find("chat: write_and_flush failed on 1 of 2 channels") == 0);
   CHECK(read_outbound_string(*good) == "hi");
+  // RefuseOutbound refuses the close too: take it out so that the channel can close (a close
+  // future that never completes keeps its listeners).
+  bad->pipeline().remove_all();
+  bad->close();
+  CHECK(bad->close_future().is_done());
 }
 
 TEST_CASE("ChannelGroup: close() closes every channel; the future collects the failures") {

@@ -12,6 +12,7 @@
 #include <trellis/pipeline.hpp>
 #include <trellis/testing.hpp>
 #include <trellis/testing/async_testing_event_loop.hpp>
+#include <trellis/testing/embedded_channel.hpp>
 
 using namespace trellis;
 using namespace std::chrono_literals;
@@ -154,4 +155,40 @@ TEST_CASE("a write posted to a loop that no longer takes tasks fails its promise
   CHECK_THROWS_AS(promise.future().get(), RejectedExecutionError);
   // Without a promise there is nobody to tell but the caller.
   CHECK_THROWS_AS(ctx->flush(), RejectedExecutionError);
+}
+
+namespace {
+
+// Holds its own channel, as handlers that keep their channel for later do.
+class HoldsItsChannel final : public ChannelInboundHandler {
+ public:
+  void handler_added(ChannelHandlerContext& ctx) override {
+    channel = ctx.channel().shared_owner();
+  }
+  std::shared_ptr<Channel> channel;
+};
+
+}  // namespace
+
+TEST_CASE("a closed channel's removed contexts let go of their handlers") {
+  std::weak_ptr<EmbeddedChannel> watch;
+  std::weak_ptr<HoldsItsChannel> handler_watch;
+  ChannelHandlerContext* ctx = nullptr;
+  {
+    auto handler = std::make_shared<HoldsItsChannel>();
+    handler_watch = handler;
+    auto ch = EmbeddedChannel::create(handler);
+    watch = ch;
+    REQUIRE(handler->channel == ch);
+    ctx = ch->pipeline().context(*handler);
+    REQUIRE(ctx != nullptr);
+    ch->close();
+    ch->run_pending_tasks();
+    CHECK(ctx->is_removed());
+    // The context stays (other threads may still call it), its handler does not.
+    CHECK(handler_watch.expired() == false);  // `handler` is still in scope
+  }
+  // Channel -> pipeline -> removed context -> handler -> channel was a cycle; it is broken.
+  CHECK(handler_watch.expired());
+  CHECK(watch.expired());
 }

@@ -35,6 +35,8 @@ class ChannelHandlerContext {
   ~ChannelHandlerContext();
 
   const std::string& name() const noexcept { return name_; }
+  // Valid while the handler is in the pipeline, and while its callbacks run after a removal
+  // (a closed channel's removed contexts let go of their handlers shortly after the close).
   ChannelHandler& handler() const noexcept { return *handler_; }
   const std::shared_ptr<ChannelHandler>& handler_ptr() const noexcept { return handler_; }
   Channel& channel() const noexcept { return *channel_; }
@@ -122,6 +124,13 @@ class ChannelHandlerContext {
   // True once the pipeline that owned this context is gone (only a pinned context outlives it).
   bool is_orphaned() const noexcept {
     return (pins_.load(std::memory_order_acquire) & kOrphaned) != 0;
+  }
+  // A removed context of a closed channel lets go of its handler; events and operations that
+  // still come through it pass it by.
+  void release_handler() noexcept {
+    inbound_ = nullptr;
+    outbound_ = nullptr;
+    handler_.reset();
   }
   // The pipeline lets go of this context: freed now, or by its last pin.
   static void release(ChannelHandlerContext* ctx) noexcept {
