@@ -162,8 +162,9 @@ namespace {
 // Holds its own channel, as handlers that keep their channel for later do.
 class HoldsItsChannel final : public ChannelInboundHandler {
  public:
-  void handler_added(ChannelHandlerContext& ctx) override {
+  void channel_active(ChannelHandlerContext& ctx) override {
     channel = ctx.channel().shared_owner();
+    ctx.fire_channel_active();
   }
   std::shared_ptr<Channel> channel;
 };
