@@ -276,6 +276,11 @@ TEST_CASE("ChannelGroup: close() closes every channel; the future collects the f
 
   // An empty selection completes at once.
   CHECK(ChannelGroup().close().is_success());
+  // Let the refusing channel close, so its close future (and the group's listener) completes.
+  refusing->pipeline().remove_all();
+  refusing->close();
+  CHECK(refusing->close_future().is_done());
+  CHECK(group.empty());
 }
 
 TEST_CASE("docs/pipeline.md: the chat handler broadcasts to everyone but the sender") {
