@@ -10,8 +10,8 @@
 #include <trellis/testing/allocation_counter.hpp>
 
 using trellis::ByteBuf;
-using trellis::Message;
 using trellis::is_copyable_message;
+using trellis::Message;
 using trellis::WrongTypeError;
 using trellis::testing::AllocationScope;
 

@@ -71,8 +71,8 @@ class HttpClientHandler : public ChannelInboundHandler {
   std::weak_ptr<HttpConnectionPool> pool_;
   ChannelHandlerContext* ctx_ = nullptr;
   std::optional<HttpClientExchange> exchange_;
-  bool closed_ = false;   // channel_inactive seen, or the pool was told of the close
-  bool reusable_ = true;  // the request in flight allows the connection to be kept
+  bool closed_ = false;             // channel_inactive seen, or the pool was told of the close
+  bool reusable_ = true;            // the request in flight allows the connection to be kept
   bool awaiting_continue_ = false;  // a 100-continue request's body is held
   ByteBuf held_body_;
   ScheduledFuture<void> continue_timer_;
