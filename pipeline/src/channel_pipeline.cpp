@@ -139,6 +139,13 @@ struct ChannelPipeline::Graveyard {
       }
       return;
     }
+    // The common case (an initializer removed itself, nobody pins it): free all, no bookkeeping.
+    if (std::all_of(
+            contexts.begin(), contexts.end(),
+            [](const std::unique_ptr<ChannelHandlerContext>& c) { return is_free(c.get()); })) {
+      std::vector<std::unique_ptr<ChannelHandlerContext>>().swap(contexts);
+      return;
+    }
     // The pins are read once: a context pinned after this point is not freed now.
     std::vector<ChannelHandlerContext*> doomed;
     for (auto& c : contexts) {
