@@ -23,10 +23,12 @@ std::optional<Message> AsyncChannelHandler::take() {
   return msg;
 }
 
-void AsyncChannelHandler::set_reader(std::coroutine_handle<> h, EventExecutor* executor) {
+void AsyncChannelHandler::set_reader(std::coroutine_handle<> h, EventExecutor* executor,
+                                     bool& refused) {
   if (reader_) throw IllegalStateError("AsyncChannel: another task is already awaiting next()");
   reader_ = h;
   reader_executor_ = executor;
+  reader_refused_ = &refused;
 }
 
 bool AsyncChannelHandler::must_wait_writable() const noexcept {
@@ -75,7 +77,7 @@ void AsyncChannelHandler::end_stream() noexcept {
 void AsyncChannelHandler::wake_reader() noexcept {
   if (!reader_) return;
   std::coroutine_handle<> h = std::exchange(reader_, {});
-  resume_on_executor(reader_executor_, h);
+  resume_on_executor(reader_executor_, h, *reader_refused_);
 }
 
 void AsyncChannelHandler::wake_writers() noexcept {

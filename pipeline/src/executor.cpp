@@ -31,9 +31,11 @@ void request_task_cancel(TaskContext* context, StateBase* keep_alive) noexcept {
   });
 }
 
-void post_resume(EventExecutor* executor, std::coroutine_handle<> h) {
+void post_resume(EventExecutor* executor, std::coroutine_handle<> h, bool& refused) {
   if (t_thread_role.role == ThreadRole::kBlocker) {
-    UniqueFunction<void()> post([executor, h] { executor->execute([h] { h.resume(); }); });
+    // Posted later, when await_suspend has returned: a refusal then fails the await instead.
+    UniqueFunction<void()> post(
+        [executor, h, r = &refused] { resume_on_executor(executor, h, *r); });
     if (defer_until_idle(post)) return;
   }
   executor->execute([h] { h.resume(); });
@@ -93,7 +95,7 @@ void SleepAwaiter::on_cancel() noexcept {
 void SleepAwaiter::on_timer_done(CompletionNode* self, StateBase& state) noexcept {
   auto* a = static_cast<SleepAwaiter*>(self);
   a->cancelled_ = state.is_cancelled();  // by the task's cancellation or the executor's shutdown
-  resume_on_executor(a->executor_, a->handle_);
+  resume_on_executor(a->executor_, a->handle_, a->refused_);
 }
 
 }  // namespace detail

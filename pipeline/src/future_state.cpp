@@ -146,23 +146,29 @@ void run_on(EventExecutor* executor, UniqueFunction<void()> fn) noexcept {
   }
 }
 
-void resume_on_executor(EventExecutor* executor, std::coroutine_handle<> h) noexcept {
+void resume_on_executor(EventExecutor* executor, std::coroutine_handle<> h,
+                        bool& refused) noexcept {
   if (!executor || executor->in_event_loop()) {
     h.resume();
     return;
   }
-  if (executor->is_terminated()) {
-    h.resume();
-    return;
+  if (!executor->is_terminated()) {
+    try {
+      executor->execute([h] { h.resume(); });
+      return;
+    } catch (const std::exception&) {
+      // Refused (shut down since the check above, or out of memory): handled below.
+    }
   }
-  try {
-    executor->execute([h] { h.resume(); });
-  } catch (const RejectedExecutionError&) {
-    // Shut down between the check above and the post: resume here, as for a terminated
-    // executor, so that the task runs to its end (its next suspension on that executor fails
-    // with RejectedExecutionError) instead of never resuming and leaving its future pending.
-    h.resume();
-  }
+  // The executor runs nothing more: resume here, only for the await to throw, so that the task
+  // ends (its future fails with RejectedExecutionError) without running on the wrong thread
+  // past this point, instead of never resuming and leaving its future pending.
+  refused = true;
+  h.resume();
+}
+
+void throw_resumption_refused() {
+  throw RejectedExecutionError("the task's executor is shut down: it cannot resume there");
 }
 
 }  // namespace trellis::detail

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include <trellis/pipeline.hpp>
@@ -88,4 +89,54 @@ TEST_CASE("cancelling 10,000 sleeping tasks on a pool races their timers safely"
   pool.shutdown_gracefully(0ns, 1s);
   pool.termination_future().get();
   CHECK(woke.load() + cancelled.load() <= 10'000);
+}
+
+namespace {
+// Awaits f; records whether the code after the await ran.
+Task<int> awaiter_of(Future<int> f, std::atomic<bool>& after) {
+  int v = co_await f;
+  after = true;
+  co_return v;
+}
+
+bool failed_with_rejected(const Future<int>& f) {
+  if (!f.is_done() || f.is_success()) return false;
+  try {
+    std::rethrow_exception(f.cause());
+  } catch (const RejectedExecutionError&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+}  // namespace
+
+TEST_CASE("a resumption refused by a terminated executor fails the task's future") {
+  Promise<int> p;
+  std::atomic<bool> after{false};
+  Future<int> f;
+  {
+    ThreadPoolExecutor pool(1, "refuser");
+    f = pool.spawn(awaiter_of(p.future(), after));
+    pool.shutdown_gracefully(0ns, 0ns);
+    pool.termination_future().get();  // the task ran until its await, on the pool's thread
+  }
+  REQUIRE_FALSE(f.is_done());
+  p.set_value(7);  // completes on this thread: the pool cannot take the resumption
+  CHECK(failed_with_rejected(f));
+  CHECK_FALSE(after.load());
+}
+
+TEST_CASE("a resumption refused by a shutting-down loop fails the task's future") {
+  // A completion on another thread after the loop stopped must not run the task there.
+  Promise<int> p;
+  std::atomic<bool> after{false};
+  AsyncTestingEventLoop loop;
+  auto f = loop.spawn(awaiter_of(p.future(), after));
+  loop.submit([] {}).get();  // the task reached its await
+  REQUIRE_FALSE(f.is_done());
+  loop.shutdown_gracefully(0s, 0s).get();
+  std::thread([&] { p.set_value(7); }).join();
+  CHECK(failed_with_rejected(f));
+  CHECK_FALSE(after.load());
 }

@@ -155,16 +155,18 @@ void AsyncAcceptHandler::update_counts() noexcept {
   in_flight_count_.store(in_flight_, std::memory_order_relaxed);
 }
 
-void AsyncAcceptHandler::set_waiter(std::coroutine_handle<> h, EventExecutor* executor) {
+void AsyncAcceptHandler::set_waiter(std::coroutine_handle<> h, EventExecutor* executor,
+                                    bool& refused) {
   if (waiter_) throw IllegalStateError("AsyncServerChannel: another task is already in accept()");
   waiter_ = h;
   waiter_executor_ = executor;
+  waiter_refused_ = &refused;
 }
 
 void AsyncAcceptHandler::wake_waiter() noexcept {
   if (!waiter_) return;
   std::coroutine_handle<> h = std::exchange(waiter_, {});
-  resume_on_executor(waiter_executor_, h);
+  resume_on_executor(waiter_executor_, h, *waiter_refused_);
 }
 
 void AsyncAcceptHandler::channel_inactive(ChannelHandlerContext& ctx) {

@@ -39,7 +39,7 @@ class NextAwaiter final : private CancelHook {
       cancelled_ = true;
       return false;
     }
-    handler_->set_reader(h, awaiting_executor(h));
+    handler_->set_reader(h, awaiting_executor(h), refused_);
     handle_ = h;
     if (ctx_ != nullptr) ctx_->cancel_hook = this;
     return true;
@@ -49,6 +49,7 @@ class NextAwaiter final : private CancelHook {
       ctx_->cancel_hook = nullptr;
     }
     if (cancelled_) throw_cancelled();
+    if (refused_) throw_resumption_refused();
     std::optional<Message> msg = handler_->take();
     if (!msg) return std::nullopt;
     if constexpr (std::is_same_v<In, Message>) {
@@ -71,6 +72,7 @@ class NextAwaiter final : private CancelHook {
   TaskContext* ctx_ = nullptr;
   std::coroutine_handle<> handle_;
   bool cancelled_ = false;
+  bool refused_ = false;  // set before the resumption if the executor refused it
 };
 
 // The writes of an AsyncChannel: wait while the channel is unwritable (a cancellation point),
@@ -107,6 +109,7 @@ class AsyncWriteAwaiterBase : protected AwaitedOperation,
   // Throws CancelledError or the failure of issuing.
   void check_issued() const {
     if (cancelled_) throw_cancelled();
+    check_resumed();
     if (issue_error_) std::rethrow_exception(issue_error_);
   }
 
@@ -129,7 +132,7 @@ class AsyncWriteAwaiterBase : protected AwaitedOperation,
     }
     issue_guarded();
     if (states() == 0) {
-      resume_on_executor(executor(), handle());
+      resume_task();
     } else {
       finish_issuing_suspended();
     }

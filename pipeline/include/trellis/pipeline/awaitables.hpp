@@ -24,8 +24,9 @@ TaskContext* task_context_of(std::coroutine_handle<P> h) noexcept {
 
 EventExecutor* executor_or_current(TaskContext* ctx);
 // Resumes h on executor through execute(). On a blocker thread (a task that ran in place and now
-// suspends) the post waits until the thread is back in its cache (see defer_until_idle).
-void post_resume(EventExecutor* executor, std::coroutine_handle<> h);
+// suspends) the post waits until the thread is back in its cache (see defer_until_idle). A refusal
+// throws here, or (for a deferred post) sets refused before resuming h in place.
+void post_resume(EventExecutor* executor, std::coroutine_handle<> h, bool& refused);
 [[noreturn]] void throw_cancelled();
 
 // The timer is a scheduled no-op whose completion (fired, cancelled by the task's cancellation,
@@ -49,6 +50,7 @@ class SleepAwaiter final : private CancelHook, private CompletionNode {
   void await_resume() {
     if (hook_published_) release_hook();
     if (cancelled_) throw_cancelled();
+    if (refused_) throw_resumption_refused();
   }
 
  private:
@@ -63,6 +65,7 @@ class SleepAwaiter final : private CancelHook, private CompletionNode {
   std::coroutine_handle<> handle_;
   StateRef<FutureState<void>> timer_;
   bool cancelled_ = false;
+  bool refused_ = false;
   bool hook_published_ = false;
   std::atomic<bool> cancel_done_{false};
 };
@@ -73,14 +76,16 @@ class YieldAwaiter {
   template <class P>
   void await_suspend(std::coroutine_handle<P> h) {
     ctx_ = task_context_of(h);
-    post_resume(executor_or_current(ctx_), h);
+    post_resume(executor_or_current(ctx_), h, refused_);
   }
   void await_resume() const {
+    if (refused_) throw_resumption_refused();
     if (ctx_ && ctx_->cancel_requested) throw_cancelled();
   }
 
  private:
   TaskContext* ctx_ = nullptr;
+  bool refused_ = false;
 };
 
 class ResumeOnAwaiter {
@@ -92,13 +97,16 @@ class ResumeOnAwaiter {
   bool await_suspend(std::coroutine_handle<P> h) {
     if (auto* ctx = task_context_of(h)) ctx->executor = target_;
     if (target_->in_event_loop()) return false;
-    post_resume(target_, h);
+    post_resume(target_, h, refused_);
     return true;
   }
-  void await_resume() const noexcept {}
+  void await_resume() const {
+    if (refused_) throw_resumption_refused();
+  }
 
  private:
   EventExecutor* target_;
+  bool refused_ = false;
 };
 
 }  // namespace detail

@@ -58,6 +58,7 @@ class [[nodiscard]] BlockingAwaiter {
 
   R await_resume() {
     if (!shifted_) return std::invoke(fn_);
+    if (refused_) throw_resumption_refused();
     if (error_) std::rethrow_exception(error_);
     if constexpr (!std::is_void_v<R>) return std::move(*value_);
   }
@@ -75,8 +76,8 @@ class [[nodiscard]] BlockingAwaiter {
     }
     // The resumption waits until this thread is idle in its cache again, so the task's next
     // blocking call reuses it. *this may be gone once the task resumes.
-    UniqueFunction<void()> resume([ex, h, pool = pool_] {
-      resume_on_executor(ex, h);
+    UniqueFunction<void()> resume([ex, h, pool = pool_, refused = &refused_] {
+      resume_on_executor(ex, h, *refused);
       end_shift(pool);
     });
     if (!defer_until_idle(resume)) resume();
@@ -88,6 +89,7 @@ class [[nodiscard]] BlockingAwaiter {
   std::exception_ptr error_;
   WorkStealingPool* pool_ = nullptr;
   bool shifted_ = false;
+  bool refused_ = false;  // the task's executor refused to take it back
 };
 
 }  // namespace detail

@@ -27,7 +27,11 @@ EventExecutor* awaiting_executor(std::coroutine_handle<P> h) noexcept {
   }
 }
 
-void resume_on_executor(EventExecutor* executor, std::coroutine_handle<> h) noexcept;
+// Resumes h on executor (inline when already there). When the executor refuses (shut down),
+// sets refused and resumes h here: the awaiter then throws from await_resume (see
+// throw_resumption_refused), so the task fails instead of hanging or running on this thread.
+void resume_on_executor(EventExecutor* executor, std::coroutine_handle<> h, bool& refused) noexcept;
+[[noreturn]] void throw_resumption_refused();
 
 template <class T>
 class FutureAwaiter : private CompletionNode {
@@ -42,16 +46,21 @@ class FutureAwaiter : private CompletionNode {
     // After a successful add the awaiter may be resumed (and destroyed) at any moment.
     return future_.state_->add_completion(this);
   }
-  decltype(auto) await_resume() { return std::move(future_).get(); }
+  decltype(auto) await_resume() {
+    if (refused_) [[unlikely]]
+      throw_resumption_refused();
+    return std::move(future_).get();
+  }
 
  private:
   static void on_complete(CompletionNode* self, StateBase&) noexcept {
     auto* a = static_cast<FutureAwaiter*>(self);
-    resume_on_executor(a->executor_, a->handle_);
+    resume_on_executor(a->executor_, a->handle_, a->refused_);
   }
   Future<T> future_;
   std::coroutine_handle<> handle_;
   EventExecutor* executor_ = nullptr;
+  bool refused_ = false;
 };
 }  // namespace detail
 

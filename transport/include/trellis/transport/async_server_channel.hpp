@@ -36,7 +36,7 @@ class AcceptAwaiter final : private CancelHook {
       cancelled_ = true;
       return false;
     }
-    handler_->set_waiter(h, awaiting_executor(h));
+    handler_->set_waiter(h, awaiting_executor(h), refused_);
     handle_ = h;
     if (ctx_ != nullptr) ctx_->cancel_hook = this;
     return true;
@@ -46,6 +46,7 @@ class AcceptAwaiter final : private CancelHook {
       ctx_->cancel_hook = nullptr;
     }
     if (cancelled_) throw_cancelled();
+    if (refused_) throw_resumption_refused();
     std::optional<Message> child = handler_->take();
     if (!child) return std::nullopt;
     return child->template take<AsyncChannel<In, Out>>();
@@ -62,6 +63,7 @@ class AcceptAwaiter final : private CancelHook {
   TaskContext* ctx_ = nullptr;
   std::coroutine_handle<> handle_;
   bool cancelled_ = false;
+  bool refused_ = false;  // set before the resumption if the executor refused it
 };
 
 // What bind_async hands from the bootstrap to AsyncServerChannel.

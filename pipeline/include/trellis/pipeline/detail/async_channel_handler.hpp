@@ -84,7 +84,7 @@ class AsyncChannelHandler final : public ChannelInboundHandler {
   std::optional<Message> take();
 
   // One reader at a time waits for an event (IllegalStateError for a second one).
-  void set_reader(std::coroutine_handle<> h, EventExecutor* executor);
+  void set_reader(std::coroutine_handle<> h, EventExecutor* executor, bool& refused);
   void clear_reader() noexcept { reader_ = {}; }
 
   // Writers wait while the channel is open and unwritable.
@@ -117,6 +117,7 @@ class AsyncChannelHandler final : public ChannelInboundHandler {
   RingBuffer<Message> buffer_;
   std::coroutine_handle<> reader_;
   EventExecutor* reader_executor_ = nullptr;
+  bool* reader_refused_ = nullptr;
   WritableWaiter* writers_head_ = nullptr;
   WritableWaiter* writers_tail_ = nullptr;
   bool ended_ = false;

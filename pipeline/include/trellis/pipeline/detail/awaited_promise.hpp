@@ -64,7 +64,13 @@ class AwaitedOperation {
   }
   // For an issuer that runs while the task is already suspended (after a wait for writability).
   void finish_issuing_suspended() noexcept {
-    if (!finish_issuing()) resume_on_executor(executor_, handle_);
+    if (!finish_issuing()) resume_task();
+  }
+  // Resumes the task on its executor; if that refuses, check_resumed() throws.
+  void resume_task() noexcept { resume_on_executor(executor_, handle_, refused_); }
+  void check_resumed() const {
+    if (refused_) [[unlikely]]
+      throw_resumption_refused();
   }
   std::coroutine_handle<> handle() const noexcept { return handle_; }
   EventExecutor* executor() const noexcept { return executor_; }
@@ -75,15 +81,14 @@ class AwaitedOperation {
 
   void state_released() noexcept {
     if (outstanding_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    if (phase_.exchange(kReleased, std::memory_order_acq_rel) == kSuspended) {
-      resume_on_executor(executor_, handle_);
-    }
+    if (phase_.exchange(kReleased, std::memory_order_acq_rel) == kSuspended) resume_task();
   }
 
   std::coroutine_handle<> handle_;
   EventExecutor* executor_ = nullptr;
   std::atomic<int> outstanding_{0};
   std::atomic<int> phase_{kIssuing};
+  bool refused_ = false;
 };
 
 inline void AwaitedPromiseState::destroy() noexcept { op_->state_released(); }
@@ -126,6 +131,7 @@ class WriteAwaiter final : private AwaitedOperation {
   }
   void await_resume() const {
     if (cancelled_) throw_cancelled();
+    check_resumed();
     state_.rethrow_if_failed_or_dropped();
     if (flush_error_) std::rethrow_exception(flush_error_);
   }

@@ -48,7 +48,7 @@ class AsyncAcceptHandler final : public ChannelInboundHandler,
   // The next child's boxed AsyncChannel, nullopt at the end. Accepts again below the low mark.
   std::optional<Message> take();
   // One task at a time waits in accept() (IllegalStateError for a second one).
-  void set_waiter(std::coroutine_handle<> h, EventExecutor* executor);
+  void set_waiter(std::coroutine_handle<> h, EventExecutor* executor, bool& refused);
   void clear_waiter() noexcept { waiter_ = {}; }
   // The AsyncServerChannel went away: closes the server channel and every child not taken.
   void abandon() noexcept;
@@ -105,6 +105,7 @@ class AsyncAcceptHandler final : public ChannelInboundHandler,
   std::deque<Ready> ready_;
   std::coroutine_handle<> waiter_;
   EventExecutor* waiter_executor_ = nullptr;
+  bool* waiter_refused_ = nullptr;
   bool closed_ = false;
   bool abandoned_ = false;
   std::atomic<std::size_t> buffered_{0};
