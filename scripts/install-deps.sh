@@ -9,6 +9,7 @@ set -euo pipefail
 required=(
   build-essential g++ clang cmake pkg-config
   libasio-dev libspdlog-dev doctest-dev libbenchmark-dev
+  libssl-dev openssl zlib1g-dev libbrotli-dev libzstd-dev
   curl python3 wrk procps
 )
 # Nice to have: the scripts fall back to Makefiles without ninja; the clang fuzzers need
