@@ -116,7 +116,12 @@ TEST_CASE("10,000 sequential short blocking sections create at most a handful of
     // One replacement for the first hand-off, at most one more while a hand-off races the
     // take-back of a short section: a blocker is idle in the cache before it re-queues its task.
     CHECK(pool.blocker_threads_created() <= 2);
-    if (in_place) CHECK(pool.hand_offs() >= 5000);
+    // In place, sections started on a worker hand its role off. How many of them start on a
+    // worker depends on which thread wins the yielded task (about 5,000 on an idle machine,
+    // 2,501 seen under heavy load): that is a figure for bench_blocking, not an invariant.
+    MESSAGE("hand-offs: ", pool.hand_offs());
+    if (in_place) CHECK(pool.hand_offs() > 0);
+    if (!in_place) CHECK(pool.hand_offs() == 0);
   }
 }
 

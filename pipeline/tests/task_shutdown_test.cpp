@@ -114,13 +114,11 @@ bool failed_with_rejected(const Future<int>& f) {
 TEST_CASE("a resumption refused by a terminated executor fails the task's future") {
   Promise<int> p;
   std::atomic<bool> after{false};
-  Future<int> f;
-  {
-    ThreadPoolExecutor pool(1, "refuser");
-    f = pool.spawn(awaiter_of(p.future(), after));
-    pool.shutdown_gracefully(0ns, 0ns);
-    pool.termination_future().get();  // the task ran until its await, on the pool's thread
-  }
+  ThreadPoolExecutor pool(1, "refuser");  // terminated below, destroyed at the end
+  Future<int> f = pool.spawn(awaiter_of(p.future(), after));
+  pool.submit([] {}).get();  // the task reached its await
+  pool.shutdown_gracefully(0ns, 0ns);
+  pool.termination_future().get();
   REQUIRE_FALSE(f.is_done());
   p.set_value(7);  // completes on this thread: the pool cannot take the resumption
   CHECK(failed_with_rejected(f));
