@@ -46,6 +46,8 @@
 #include <thread>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include <trellis/testing/allocation_counter.hpp>
 #include <trellis/transport.hpp>
 
@@ -472,6 +474,10 @@ void parse_flags(int& argc, char** argv) {
 
 int main(int argc, char** argv) {
   parse_flags(argc, argv);
+  // The process's default logger is created on its first use (the server's bind logs at debug
+  // level): a server sets its logging up once at start-up, so do that here, outside the runs,
+  // as the loops are made outside them.
+  spdlog::default_logger_raw();
   register_stream(Mode::Pure, "Pure");
   register_stream(Mode::AsyncExecutorPreference, "AsyncExecutorPreference");
   register_ping_pong(Mode::Pure, "Pure");
