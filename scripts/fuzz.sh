@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (fuzzer + ASan + UBSan) and runs each for
-# FUZZ_SECONDS (default 60) from its seed corpus in codec/fuzz/corpus/NAME.
+# FUZZ_SECONDS (default 60; 10 when CI=true) from its seed corpus in codec/fuzz/corpus/NAME.
 #   scripts/fuzz.sh [TARGET...]     default: every codec/fuzz/*_fuzzer.cpp
 set -euo pipefail
 # shellcheck source=scripts/build.sh
 source "$(dirname "${BASH_SOURCE[0]}")/build.sh"
 
-seconds="${FUZZ_SECONDS:-60}"
+default_seconds=60
+[[ "${CI:-}" == true ]] && default_seconds=10  # CI: a smoke run
+seconds="${FUZZ_SECONDS:-$default_seconds}"
 dir="$TRELLIS_ROOT/build/fuzz"
 trellis_install_deps
 # The whole tree is built with the same sanitizers and with coverage instrumentation
