@@ -66,6 +66,9 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   asio::io_context& io_context() noexcept { return io_; }
   asio::io_context::executor_type asio_executor() noexcept { return io_.get_executor(); }
   const std::string& name() const noexcept { return name_; }
+  // Cancels every scheduled task of the loop (on the loop's thread only), as Netty's
+  // cancelScheduledTasks(): benchmarks reset the queue with it between batches.
+  using AbstractScheduledEventExecutor::cancel_scheduled_tasks;
   // How many times work from outside woke the loop (posted a drain); for tests and benchmarks.
   std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
 
