@@ -92,7 +92,7 @@ run_trellis() {  # round
 import json, sys
 data = json.load(open(sys.argv[1]))
 for b in data["benchmarks"]:
-    shape = b["name"].split("_", 1)[1]
+    shape = b["name"].split("/")[0].split("_", 1)[1]  # ScheduleFutureTask_X/iterations:30
     for m in ("cpu_ns", "caller_ns", "wall_ns", "allocs_per_schedule", "wakeups_per_batch"):
         print(f"{sys.argv[2]}\ttrellis\t{shape}\t{m}\t{b[m]}")
 EOF
