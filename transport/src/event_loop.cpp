@@ -309,6 +309,7 @@ void EventLoop::rearm_timer() {
   auto next = next_scheduled_deadline();
   auto want = next < 0 ? kNoDeadline : next;
   if (want == armed_) return;
+  const bool later = want > armed_;
   armed_ = want;
   armed_deadline_.store(want, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -325,9 +326,11 @@ void EventLoop::rearm_timer() {
       if (!ec) on_timer(generation);
     });
   }
-  // A task scheduled lazily from another thread while the old (later) deadline was armed is
-  // waiting in the queue; make sure it is picked up.
-  drain_if_pending();
+  // Moving to a later deadline: a task scheduled lazily from another thread against the old,
+  // earlier one may be due before the new one; make sure it is picked up. (Moving earlier needs
+  // no look: what was lazy against the old deadline is lazy against the new one too. Looking
+  // anyway, from inside a drain, posted a second drain for tasks that drain was about to run.)
+  if (later) drain_if_pending();
 }
 
 void EventLoop::drain_if_pending() {
