@@ -41,12 +41,7 @@ void AbstractScheduledEventExecutor::schedule_from_outside(detail::ScheduledTask
 }
 
 void AbstractScheduledEventExecutor::add_scheduled_task(detail::ScheduledTaskBase* task) {
-  if (task->state().is_done()) {  // cancelled on its way here
-    task->state().release();
-    return;
-  }
-  scheduled_.push(task);
-  on_scheduled_task_added(task->deadline_nanos());
+  if (queue_scheduled_task(task)) on_scheduled_task_added(task->deadline_nanos());
 }
 
 void AbstractScheduledEventExecutor::cancel_scheduled_task(detail::ScheduledTaskBase* task) {

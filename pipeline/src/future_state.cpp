@@ -41,12 +41,14 @@ class SpinGuard {
 };
 }  // namespace
 
+const std::exception_ptr& StateBase::cancelled_error() noexcept {
+  static const std::exception_ptr cancelled = std::make_exception_ptr(CancelledError());
+  return cancelled;
+}
+
 bool StateBase::cancel() noexcept {
   if (!try_begin_completion()) return false;
-  // One shared exception object for every cancellation (as Netty does): cancelling allocates
-  // nothing.
-  static const std::exception_ptr cancelled = std::make_exception_ptr(CancelledError());
-  error_ = cancelled;
+  // Cancelling allocates nothing and writes no error: cause() answers cancelled_error().
   finish_completion(FutureStatus::kCancelled);
   on_cancelled();
   return true;
@@ -120,7 +122,8 @@ bool StateBase::wait_for(std::chrono::nanoseconds timeout) const {
 
 void StateBase::rethrow_if_failed() const {
   auto s = status();
-  if (s == FutureStatus::kFailure || s == FutureStatus::kCancelled) std::rethrow_exception(error_);
+  if (s == FutureStatus::kCancelled) std::rethrow_exception(cancelled_error());
+  if (s == FutureStatus::kFailure) std::rethrow_exception(error_);
 }
 
 void run_on(EventExecutor* executor, UniqueFunction<void()> fn) noexcept {

@@ -3,14 +3,6 @@
 
 namespace trellis::detail {
 
-void ScheduledTaskQueue::push(ScheduledTaskBase* task) {
-  task->sequence = next_sequence_++;
-  Entry e{task->deadline_nanos(), task->sequence, task};
-  heap_.push_back(e);
-  task->heap_index = heap_.size() - 1;
-  sift_up(heap_.size() - 1);
-}
-
 ScheduledTaskBase* ScheduledTaskQueue::pop() noexcept {
   if (heap_.empty()) return nullptr;
   ScheduledTaskBase* task = heap_.front().task;

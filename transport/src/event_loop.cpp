@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 
@@ -15,6 +16,19 @@ namespace {
 constexpr std::int64_t kNoDeadline = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kShutdownCheckNanos = 100'000'000;  // as Netty: re-check every 100 ms
 std::atomic<unsigned> g_loop_counter{0};
+
+// The value of a closed inbox (the loop has shut down): never a task's address.
+detail::ScheduledTaskBase* inbox_closed() noexcept {
+  return reinterpret_cast<detail::ScheduledTaskBase*>(std::uintptr_t{1});
+}
+
+// Takes the whole list out of an inbox, closing it if close is set. A closed inbox stays closed
+// (only the loop closes it, and producers never push onto the closed mark).
+detail::ScheduledTaskBase* take_list(std::atomic<detail::ScheduledTaskBase*>& inbox, bool close) {
+  auto* closed = inbox_closed();
+  if (inbox.load(std::memory_order_relaxed) == closed) return nullptr;
+  return inbox.exchange(close ? closed : nullptr, std::memory_order_acquire);
+}
 
 asio::steady_timer::time_point to_time_point(std::int64_t nanos) {
   return asio::steady_timer::time_point(std::chrono::nanoseconds(nanos));
@@ -147,45 +161,155 @@ void EventLoop::post_drain() {
   }
 }
 
+// Turns the loop time on for a batch of tasks (off under a manual clock: a task may advance it).
+class EventLoop::LoopTimeScope {
+ public:
+  LoopTimeScope(EventLoop& loop, std::int64_t now) noexcept : loop_(loop) {
+    if (loop.clock_ == nullptr) loop.loop_time_ = now;
+  }
+  ~LoopTimeScope() { loop_.loop_time_ = kLoopTimeOff; }
+  LoopTimeScope(const LoopTimeScope&) = delete;
+  LoopTimeScope& operator=(const LoopTimeScope&) = delete;
+  // Makes the next schedule read the clock again.
+  void refresh() noexcept {
+    if (loop_.clock_ == nullptr) loop_.loop_time_ = kLoopTimeUnread;
+  }
+
+ private:
+  EventLoop& loop_;
+};
+
 std::size_t EventLoop::run_queued_tasks() {
   {
     std::lock_guard lock(queue_mutex_);
     running_.swap(incoming_);
   }
   std::size_t n = running_.size();
-  for (auto& fn : running_) run_logged(fn);
+  {
+    LoopTimeScope loop_time(*this, kLoopTimeUnread);
+    std::size_t i = 0;
+    for (auto& fn : running_) {
+      if ((++i & 63) == 0) loop_time.refresh();  // a long batch does not age the loop time much
+      run_logged(fn);
+    }
+  }
   running_.clear();
   return n;
 }
 
 void EventLoop::drain() {
   drain_posted_.store(false, std::memory_order_seq_cst);
-  if (run_queued_tasks() > 0) last_activity_ = monotonic_nanos();
+  auto n = take_in_foreign_tasks();
+  if (run_queued_tasks() + n > 0) last_activity_ = monotonic_nanos();
+}
+
+std::size_t EventLoop::take_in_foreign_tasks(bool close) {
+  std::size_t n = 0;
+  if (auto* list = take_list(schedule_inbox_, close)) {
+    detail::ScheduledTaskBase* oldest_first = nullptr;
+    while (list) {
+      auto* next = list->inbox_next;
+      list->inbox_next = oldest_first;
+      list->taken_in.store(true, std::memory_order_relaxed);
+      oldest_first = list;
+      list = next;
+    }
+    // Pairs with the fence in cancel_scheduled_task(): either the canceller sees taken_in and
+    // sends the removal, or queue_scheduled_task() below sees the task cancelled and drops it.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    bool queued = false;
+    while (auto* task = oldest_first) {
+      oldest_first = task->inbox_next;
+      task->inbox_next = nullptr;
+      queued |= queue_scheduled_task(task);
+      ++n;
+    }
+    // Re-armed once for the batch, not per task.
+    if (queued) on_scheduled_task_added(next_scheduled_deadline());
+  }
+  auto* cancels = take_list(cancel_inbox_, close);
+  while (auto* task = cancels) {
+    cancels = task->cancel_next;
+    task->cancel_next = nullptr;
+    remove_scheduled_task(task);
+    task->state().release();  // the reference taken by cancel_scheduled_task()
+    ++n;
+  }
+  return n;
+}
+
+bool EventLoop::foreign_tasks_pending() const noexcept {
+  auto* closed = inbox_closed();
+  auto* s = schedule_inbox_.load(std::memory_order_seq_cst);
+  auto* c = cancel_inbox_.load(std::memory_order_seq_cst);
+  return (s != nullptr && s != closed) || (c != nullptr && c != closed);
 }
 
 void EventLoop::on_scheduled_task_added(std::int64_t deadline) {
   if (deadline < armed_) rearm_timer();
 }
 
+void EventLoop::schedule_task(detail::ScheduledTaskBase* task) {
+  if (detail::t_owning_loop == this) [[likely]] {
+    if (queue_scheduled_task(task)) on_scheduled_task_added(task->deadline_nanos());
+    return;
+  }
+  AbstractScheduledEventExecutor::schedule_task(task);
+}
+
 void EventLoop::schedule_from_outside(detail::ScheduledTaskBase* task) {
   auto deadline = task->deadline_nanos();
-  {
-    std::lock_guard lock(queue_mutex_);  // as in execute()
-    if (state_.load(std::memory_order_acquire) >= kShutdown) {
-      throw RejectedExecutionError("event loop " + name_ + " is shut down");
-    }
-    incoming_.push_back([this, task] { add_scheduled_task(task); });
-  }
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  auto* closed = inbox_closed();
+  auto* head = schedule_inbox_.load(std::memory_order_relaxed);
+  do {
+    // Closed by finish_shutdown() after its last look: a task is either taken in there (and
+    // cancelled) or refused here, never left behind.
+    if (head == closed) throw RejectedExecutionError("event loop " + name_ + " is shut down");
+    task->inbox_next = head;
+    // seq_cst, as the read of the armed deadline below and the loop's publish-then-check in
+    // rearm_timer(): either this side sees the loop's new deadline or the loop sees this task.
+    // (The locked instruction is the fence; no separate one is needed.)
+  } while (!schedule_inbox_.compare_exchange_weak(head, task, std::memory_order_seq_cst,
+                                                  std::memory_order_relaxed));
   // Not earlier than what the loop already wakes up for: the timer handler drains the queue
   // first, so the task is queued in time without waking the loop now.
   if (deadline < armed_deadline_.load(std::memory_order_seq_cst)) post_drain();
+}
+
+void EventLoop::cancel_scheduled_task(detail::ScheduledTaskBase* task) {
+  if (in_event_loop()) {
+    remove_scheduled_task(task);
+    return;
+  }
+  if (is_terminated()) return;
+  // The task is cancelled already (StateBase::cancel() set its status). Still in the inbox, not
+  // taken in: the loop drops it when it takes it in, nothing to send (see take_in_foreign_tasks).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!task->taken_in.load(std::memory_order_relaxed)) return;
+  task->state().add_ref();  // kept alive until the loop has taken the cancellation in
+  auto* closed = inbox_closed();
+  auto* head = cancel_inbox_.load(std::memory_order_relaxed);
+  do {
+    if (head == closed) {
+      // Shut down: the loop cancels and drops every queued task itself.
+      task->state().release();
+      return;
+    }
+    task->cancel_next = head;
+  } while (!cancel_inbox_.compare_exchange_weak(head, task, std::memory_order_release,
+                                                std::memory_order_relaxed));
+  // The task can no longer run; the loop only has to drop it, so the cancellation waits for the
+  // loop's next look (Netty's lazy removal), except that every 1024th cancellation from a thread
+  // wakes the loop: an idle loop holds at most that many per cancelling thread.
+  static thread_local constinit std::uint32_t t_cancels = 0;
+  if ((++t_cancels & 1023) == 0) post_drain();
 }
 
 void EventLoop::rearm_timer() {
   auto next = next_scheduled_deadline();
   auto want = next < 0 ? kNoDeadline : next;
   if (want == armed_) return;
+  const bool later = want > armed_;
   armed_ = want;
   armed_deadline_.store(want, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -202,14 +326,16 @@ void EventLoop::rearm_timer() {
       if (!ec) on_timer(generation);
     });
   }
-  // A task scheduled lazily from another thread while the old (later) deadline was armed is
-  // waiting in the queue; make sure it is picked up.
-  drain_if_pending();
+  // Moving to a later deadline: a task scheduled lazily from another thread against the old,
+  // earlier one may be due before the new one; make sure it is picked up. (Moving earlier needs
+  // no look: what was lazy against the old deadline is lazy against the new one too. Looking
+  // anyway, from inside a drain, posted a second drain for tasks that drain was about to run.)
+  if (later) drain_if_pending();
 }
 
 void EventLoop::drain_if_pending() {
-  bool pending;
-  {
+  bool pending = foreign_tasks_pending();
+  if (!pending) {
     std::lock_guard lock(queue_mutex_);
     pending = !incoming_.empty();
   }
@@ -221,7 +347,13 @@ void EventLoop::on_timer(std::uint64_t generation) {
   armed_ = kNoDeadline;
   armed_deadline_.store(kNoDeadline, std::memory_order_seq_cst);
   drain();
-  if (run_due_scheduled_tasks(current_time_nanos()) > 0) last_activity_ = monotonic_nanos();
+  auto now = current_time_nanos();
+  std::size_t ran;
+  {
+    LoopTimeScope loop_time(*this, now);
+    ran = run_due_scheduled_tasks(now);
+  }
+  if (ran > 0) last_activity_ = monotonic_nanos();
   rearm_timer();
 }
 
@@ -291,6 +423,7 @@ void EventLoop::finish_shutdown() {
     state_.store(kShutdown, std::memory_order_release);
   }
   run_queued_tasks();
+  take_in_foreign_tasks(/*close=*/true);
   cancel_scheduled_tasks();
   timer_.cancel();
   shutdown_timer_.cancel();

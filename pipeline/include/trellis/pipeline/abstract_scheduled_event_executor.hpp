@@ -64,6 +64,18 @@ class AbstractScheduledEventExecutor : public EventExecutor {
   }
   // Adds task to the queue on the owning thread.
   void add_scheduled_task(detail::ScheduledTaskBase* task);
+  // add_scheduled_task() without on_scheduled_task_added(), for executors that take in tasks
+  // in batches and re-arm once. Returns whether task was queued (false: it was cancelled on its
+  // way, and its reference is released).
+  bool queue_scheduled_task(detail::ScheduledTaskBase* task) {
+    if (task->state().is_done()) [[unlikely]] {  // cancelled on its way here
+      task->state().release();
+      return false;
+    }
+    task->taken_in.store(true, std::memory_order_relaxed);
+    scheduled_.push(task);
+    return true;
+  }
   // Called after a task was queued on the owning thread (loops re-arm their timer here).
   virtual void on_scheduled_task_added(std::int64_t /*deadline*/) {}
   // How a task scheduled from another thread reaches the owning thread. The default executes

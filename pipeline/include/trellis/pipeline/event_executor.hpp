@@ -22,13 +22,14 @@ constexpr std::int64_t to_nanos(std::chrono::duration<Rep, Period> d) noexcept {
   return std::chrono::ceil<std::chrono::nanoseconds>(d).count();
 }
 
-template <class R>
-ScheduledFuture<R> schedule_on(EventExecutor* ex, std::int64_t delay, std::int64_t period,
-                               UniqueFunction<R()> fn) {
-  auto deadline = deadline_after(ex->current_time_nanos(), delay);
-  auto* task = new ScheduledTask<R>(ex, deadline, period, std::move(fn));
-  ScheduledFuture<R> future(task);  // the future's reference
-  ex->schedule_task(task);          // the queue's reference (the one from new)
+// fn goes straight into the task node: no intermediate UniqueFunction to build and move.
+template <class R, class F>
+ScheduledFuture<R> schedule_on(EventExecutor* ex, std::int64_t delay, std::int64_t period, F&& fn) {
+  auto deadline = deadline_after(ex->schedule_time_nanos(), delay);
+  auto* task = new ScheduledTask<R>(ex, deadline, period, std::forward<F>(fn));
+  task->add_ref_unpublished();  // the future's reference
+  ScheduledFuture<R> future(task, kAdoptRef);
+  ex->schedule_task(task);  // the queue's reference (the one from new)
   return future;
 }
 }  // namespace detail
@@ -62,8 +63,7 @@ template <class Rep, class Period, class F>
 auto EventExecutor::schedule(std::chrono::duration<Rep, Period> delay, F&& fn)
     -> ScheduledFuture<std::invoke_result_t<std::decay_t<F>&>> {
   using R = std::invoke_result_t<std::decay_t<F>&>;
-  return detail::schedule_on<R>(this, detail::to_nanos(delay), 0,
-                                UniqueFunction<R()>(std::forward<F>(fn)));
+  return detail::schedule_on<R>(this, detail::to_nanos(delay), 0, std::forward<F>(fn));
 }
 
 template <class R1, class P1, class R2, class P2, class F>
@@ -71,8 +71,7 @@ ScheduledFuture<void> EventExecutor::schedule_at_fixed_rate(
     std::chrono::duration<R1, P1> initial_delay, std::chrono::duration<R2, P2> period, F&& fn) {
   auto p = detail::to_nanos(period);
   if (p <= 0) throw InvalidArgumentError("schedule_at_fixed_rate: period must be positive");
-  return detail::schedule_on<void>(this, detail::to_nanos(initial_delay), p,
-                                   UniqueFunction<void()>(std::forward<F>(fn)));
+  return detail::schedule_on<void>(this, detail::to_nanos(initial_delay), p, std::forward<F>(fn));
 }
 
 template <class R1, class P1, class R2, class P2, class F>
@@ -80,8 +79,7 @@ ScheduledFuture<void> EventExecutor::schedule_with_fixed_delay(
     std::chrono::duration<R1, P1> initial_delay, std::chrono::duration<R2, P2> delay, F&& fn) {
   auto d = detail::to_nanos(delay);
   if (d <= 0) throw InvalidArgumentError("schedule_with_fixed_delay: delay must be positive");
-  return detail::schedule_on<void>(this, detail::to_nanos(initial_delay), -d,
-                                   UniqueFunction<void()>(std::forward<F>(fn)));
+  return detail::schedule_on<void>(this, detail::to_nanos(initial_delay), -d, std::forward<F>(fn));
 }
 
 template <class T>

@@ -45,6 +45,14 @@ class ScheduledTaskBase {
 
   std::size_t heap_index = kNotQueued;
   std::uint64_t sequence = 0;
+  // Links of the lock-free lists through which an event loop takes in tasks scheduled and
+  // cancelled on other threads (see EventLoop).
+  ScheduledTaskBase* inbox_next = nullptr;
+  ScheduledTaskBase* cancel_next = nullptr;
+  // Set by the owning thread when it takes the task into its queue. A cancellation from another
+  // thread that finds it unset needs no message: the owner will see the task cancelled when it
+  // takes it in (both sides order their write and read with a seq_cst fence).
+  std::atomic<bool> taken_in{false};
 
  protected:
   ~ScheduledTaskBase() = default;
@@ -58,11 +66,12 @@ class ScheduledTaskBase {
 template <class R>
 class ScheduledTask final : public FutureState<R>, public ScheduledTaskBase {
  public:
-  ScheduledTask(EventExecutor* executor, std::int64_t deadline, std::int64_t period,
-                UniqueFunction<R()> fn)
+  // fn: any callable returning R (a UniqueFunction<R()> too), stored in place.
+  template <class F>
+  ScheduledTask(EventExecutor* executor, std::int64_t deadline, std::int64_t period, F&& fn)
       : FutureState<R>(executor),
         ScheduledTaskBase(executor, deadline, period),
-        fn_(std::move(fn)) {}
+        fn_(std::forward<F>(fn)) {}
 
   // Nodes come from a per-thread cache: scheduling in steady state allocates nothing.
   static void* operator new(std::size_t) { return NodeCache<sizeof(ScheduledTask)>::allocate(); }
@@ -110,12 +119,20 @@ class ScheduledTask final : public FutureState<R>, public ScheduledTaskBase {
 
 }  // namespace detail
 
+namespace detail {
+// Tag: the future takes over a reference the caller already holds.
+struct AdoptRef {};
+inline constexpr AdoptRef kAdoptRef{};
+}  // namespace detail
+
 template <class R>
 class ScheduledFuture : public Future<R> {
  public:
   ScheduledFuture() noexcept = default;
   explicit ScheduledFuture(detail::ScheduledTask<R>* task) noexcept
       : Future<R>(detail::StateRef<detail::FutureState<R>>(task, true)), task_(task) {}
+  ScheduledFuture(detail::ScheduledTask<R>* task, detail::AdoptRef) noexcept
+      : Future<R>(detail::StateRef<detail::FutureState<R>>(task, false)), task_(task) {}
 
   // The deadline on the executor's clock (current_time_nanos()).
   std::int64_t deadline_nanos() const noexcept { return task_->deadline_nanos(); }

@@ -26,8 +26,16 @@ class ScheduledTaskQueue {
     return heap_.empty() ? -1 : heap_.front().deadline;
   }
 
-  // Takes over the caller's reference to task.
-  void push(ScheduledTaskBase* task);
+  // Takes over the caller's reference to task. Inline: a deadline later than its parent's (the
+  // common case: timers armed in increasing order) costs no sift.
+  void push(ScheduledTaskBase* task) {
+    task->sequence = next_sequence_++;
+    Entry e{task->deadline_nanos(), task->sequence, task};
+    std::size_t i = heap_.size();
+    heap_.push_back(e);
+    task->heap_index = i;
+    if (i > 0 && e.before(heap_[(i - 1) / 2])) sift_up(i);
+  }
   // Removes the earliest task and hands its reference to the caller.
   ScheduledTaskBase* pop() noexcept;
   // Removes task if queued (releasing the queue's reference); returns whether it was queued.

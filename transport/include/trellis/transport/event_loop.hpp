@@ -8,10 +8,22 @@
 // Time: the monotonic clock, or the ManualClock of EventLoopOptions::clock. Under a manual clock
 // the loop waits on I/O and tasks only (no timer) and every advance of the clock wakes it to run
 // what became due; a task executed on the loop after advance_by() returns runs after them.
+// Under the monotonic clock, a schedule made by a task the loop runs counts its delay from the
+// loop time: current_time_nanos() read once per batch of tasks (re-read every 64 tasks), so a
+// task that schedules many timers pays one clock read. A task that has run long before it
+// schedules gets its timer early by that long (libuv's uv_now() trade).
+//
+// Tasks scheduled and cancelled from other threads reach the loop through two lock-free lists
+// linked through the task nodes themselves (one compare-and-swap each, no allocation, no lock).
+// A schedule wakes the loop only when its deadline is earlier than the one the loop's timer is
+// armed for. A cancellation of a task the loop has not taken in yet sends nothing (the loop drops
+// it on taking it in); any other waits for the loop's next look, except every 1024th from a
+// thread, which wakes it.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -49,6 +61,13 @@ class EventLoop final : public AbstractScheduledEventExecutor {
     }
     return monotonic_nanos();
   }
+  std::int64_t schedule_time_nanos() const override {
+    if (detail::t_owning_loop == this && loop_time_ != kLoopTimeOff) [[likely]] {
+      if (loop_time_ == kLoopTimeUnread) loop_time_ = current_time_nanos();
+      return loop_time_;
+    }
+    return current_time_nanos();
+  }
   std::int64_t coarse_time_nanos() const override {
     if (clock_ != nullptr) [[unlikely]] {
       return clock_->now_nanos();
@@ -57,6 +76,9 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   }
   // The manual clock the loop reads (EventLoopOptions::clock), or null.
   const std::shared_ptr<ManualClock>& manual_clock() const noexcept { return manual_clock_; }
+  // On the loop's thread straight into the heap; from others through the lock-free inboxes.
+  void schedule_task(detail::ScheduledTaskBase* task) override;
+  void cancel_scheduled_task(detail::ScheduledTaskBase* task) override;
   Future<void> termination_future() override { return termination_.future(); }
   bool is_shutting_down() const override;
   bool is_terminated() const override;
@@ -66,6 +88,9 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   asio::io_context& io_context() noexcept { return io_; }
   asio::io_context::executor_type asio_executor() noexcept { return io_.get_executor(); }
   const std::string& name() const noexcept { return name_; }
+  // Cancels every scheduled task of the loop (on the loop's thread only), as Netty's
+  // cancelScheduledTasks(): benchmarks reset the queue with it between batches.
+  using AbstractScheduledEventExecutor::cancel_scheduled_tasks;
   // How many times work from outside woke the loop (posted a drain); for tests and benchmarks.
   std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
 
@@ -84,6 +109,7 @@ class EventLoop final : public AbstractScheduledEventExecutor {
 
  private:
   enum State : int { kRunning, kShuttingDown, kShutdown, kTerminated };
+  class LoopTimeScope;
 
   void run();
   void post_drain();
@@ -95,6 +121,9 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   void rearm_timer();
   void on_scheduled_task_added(std::int64_t deadline) override;
   void schedule_from_outside(detail::ScheduledTaskBase* task) override;
+  // Takes in what other threads scheduled and cancelled (loop thread); close: refuse any more.
+  std::size_t take_in_foreign_tasks(bool close = false);
+  bool foreign_tasks_pending() const noexcept;
   void check_shutdown();
   void finish_shutdown();
 
@@ -109,6 +138,15 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   std::mutex queue_mutex_;
   std::vector<UniqueFunction<void()>> incoming_;
   std::vector<UniqueFunction<void()>> running_;
+  // Lock-free LIFO lists of tasks scheduled / cancelled from other threads (reversed when taken
+  // in), or kInboxClosed once the loop has shut down.
+  std::atomic<detail::ScheduledTaskBase*> schedule_inbox_{nullptr};
+  std::atomic<detail::ScheduledTaskBase*> cancel_inbox_{nullptr};
+  // schedule_time_nanos() on the loop thread: off outside batches of tasks; unread at the start
+  // of one until a schedule reads the clock.
+  static constexpr std::int64_t kLoopTimeOff = std::numeric_limits<std::int64_t>::min();
+  static constexpr std::int64_t kLoopTimeUnread = kLoopTimeOff + 1;
+  mutable std::int64_t loop_time_ = kLoopTimeOff;
   std::atomic<bool> drain_posted_{false};
   std::atomic<std::uint64_t> wakeups_{0};
 

@@ -39,6 +39,10 @@ class StateBase {
   StateBase& operator=(const StateBase&) = delete;
 
   void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // add_ref() for a state no other thread can see yet: a plain store, no atomic increment.
+  void add_ref_unpublished() noexcept {
+    refs_.store(refs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   void release() noexcept {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy();
   }
@@ -52,8 +56,13 @@ class StateBase {
   // The failure (a CancelledError for a cancelled state), or nullptr while pending or on success.
   std::exception_ptr cause() const noexcept {
     auto s = status();
-    return s == FutureStatus::kFailure || s == FutureStatus::kCancelled ? error_ : nullptr;
+    if (s == FutureStatus::kCancelled) return cancelled_error();
+    return s == FutureStatus::kFailure ? error_ : nullptr;
   }
+  // The one CancelledError every cancelled state reports (as Netty does). A cancellation stores
+  // nothing in the state: copying one shared exception_ptr into every cancelled state made its
+  // reference count bounce between the thread cancelling and the loop dropping the states.
+  static const std::exception_ptr& cancelled_error() noexcept;
 
   // Claims the right to complete: true once, for the first caller.
   bool try_begin_completion() noexcept {

@@ -1,10 +1,14 @@
-// A per-thread cache of fixed-size memory blocks for small, short-lived framework objects
-// (scheduled-task nodes): after warm-up, creating and dropping one costs no heap allocation.
-// Blocks freed on another thread join that thread's cache. Disabled under AddressSanitizer so
-// that use-after-free stays detectable.
+// A pool of fixed-size memory blocks for small, short-lived framework objects (scheduled-task
+// nodes, message boxes): after warm-up, creating and dropping one costs no heap allocation.
+// Each thread keeps a free list of its own; a thread that frees more than it keeps hands whole
+// batches to a process-wide depot, where a thread that runs dry takes them from. So blocks
+// allocated on one thread and freed on another (a task scheduled from outside a loop and
+// dropped on it) come back without the heap, at one lock per batch. Disabled under
+// AddressSanitizer so that use-after-free stays detectable.
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <new>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -23,13 +27,23 @@ namespace trellis::detail {
 template <std::size_t Size>
 class NodeCache {
  public:
+  // Blocks move between a thread and the depot this many at a time.
+  static constexpr std::size_t kBatch = 256;
   // At most this many free blocks are kept per thread (as Netty's Recycler does by default).
   static constexpr std::size_t kMaxCached = 4096;
+  // The depot keeps at most this many bytes of free blocks; beyond it they go back to the heap.
+  static constexpr std::size_t kMaxDepotBytes = std::size_t{64} << 20;
 
   static void* allocate() {
 #if TRELLIS_NODE_CACHE_ENABLED
     State& state = t_state;
-    if (FreeBlock* block = state.head) {
+    if (FreeBlock* block = state.head) [[likely]] {
+      state.head = block->next;
+      --state.count;
+      return block;
+    }
+    if (refill(state)) {
+      FreeBlock* block = state.head;
       state.head = block->next;
       --state.count;
       return block;
@@ -41,20 +55,23 @@ class NodeCache {
   static void deallocate(void* p) noexcept {
 #if TRELLIS_NODE_CACHE_ENABLED
     State& state = t_state;
-    if (state.count < kMaxCached && !state.dead) {
-      if (!state.reaper_registered) register_reaper();
-      state.head = ::new (p) FreeBlock{state.head};
+    if (state.count < kMaxCached && !state.dead) [[likely]] {
+      if (!state.reaper_registered) [[unlikely]]
+        register_reaper();
+      state.head = ::new (p) FreeBlock{state.head, nullptr};
       ++state.count;
       return;
     }
+    if (!state.dead && spill(state, p)) return;
 #endif
     ::operator delete(p);
   }
 
  private:
-  static_assert(Size >= sizeof(void*));
+  static_assert(Size >= 2 * sizeof(void*));
   struct FreeBlock {
     FreeBlock* next;
+    FreeBlock* next_batch;  // in the depot: the first block of the next batch
   };
   // Trivially destructible and constant-initialised, so the hot paths reach it without a TLS
   // guard call; the blocks are freed at thread exit by a Reaper, registered with the first block.
@@ -64,6 +81,50 @@ class NodeCache {
     bool reaper_registered = false;
     bool dead = false;  // the thread is exiting: blocks released later go straight to the heap
   };
+  // Full batches of kBatch blocks, linked through their first blocks. Never destroyed: threads
+  // may free blocks into it while the process exits.
+  struct Depot {
+    std::mutex mutex;
+    FreeBlock* batches = nullptr;
+    std::size_t blocks = 0;
+  };
+  static Depot& depot() noexcept {
+    static Depot* d = new Depot;
+    return *d;
+  }
+
+  // Takes a batch from the depot into the (empty) thread cache.
+  [[gnu::noinline]] static bool refill(State& state) noexcept {
+    Depot& d = depot();
+    std::lock_guard lock(d.mutex);
+    FreeBlock* batch = d.batches;
+    if (!batch) return false;
+    d.batches = batch->next_batch;
+    d.blocks -= kBatch;
+    state.head = batch;
+    state.count = kBatch;
+    return true;
+  }
+
+  // The thread cache is full: moves its newest kBatch blocks, with p on top, to the depot.
+  [[gnu::noinline]] static bool spill(State& state, void* p) noexcept {
+    auto* first = ::new (p) FreeBlock{state.head, nullptr};
+    FreeBlock* last = first;
+    for (std::size_t i = 1; i < kBatch; ++i) last = last->next;
+    Depot& d = depot();
+    {
+      std::lock_guard lock(d.mutex);
+      if ((d.blocks + kBatch) * Size > kMaxDepotBytes) return false;
+      first->next_batch = d.batches;
+      d.batches = first;
+      d.blocks += kBatch;
+    }
+    state.head = last->next;
+    last->next = nullptr;
+    state.count -= kBatch - 1;
+    return true;
+  }
+
   struct Reaper {
     ~Reaper() {
       State& state = t_state;
