@@ -126,7 +126,12 @@ struct RawEnd {
       SSL_set_connect_state(ssl);
     }
   }
-  ~RawEnd() { SSL_free(ssl); }
+  // close_notify, as SslHandler::close sends it: OpenSSL marks the session of a connection
+  // freed without it as not resumable.
+  ~RawEnd() {
+    SSL_shutdown(ssl);
+    SSL_free(ssl);
+  }
   RawEnd(const RawEnd&) = delete;
   RawEnd& operator=(const RawEnd&) = delete;
 };
@@ -174,7 +179,9 @@ SSL_CTX* raw_client_ctx(bool cache) {
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   SSL_CTX_load_verify_locations(ctx, test_pki().ca_cert.c_str(), nullptr);
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-  SSL_CTX_set_session_cache_mode(ctx, cache ? SSL_SESS_CACHE_CLIENT : SSL_SESS_CACHE_OFF);
+  // Sessions are kept by the benchmark (as SslContext keeps them), not in OpenSSL's cache.
+  SSL_CTX_set_session_cache_mode(
+      ctx, cache ? SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE : SSL_SESS_CACHE_OFF);
   return ctx;
 }
 
@@ -204,6 +211,10 @@ void RawResumedHandshake(benchmark::State& state) {
     RawPair pair(client, server.native_handle(), session);
     pair.handshake();
     require(SSL_session_reused(pair.client.ssl) == 1, "raw resumed handshake");
+    // The ticket of this connection is used for the next (TLS 1.3 tickets are single-use on
+    // the client; the trellis client cache does the same).
+    SSL_SESSION_free(session);
+    session = SSL_get1_session(pair.client.ssl);
   }
   SSL_SESSION_free(session);
   SSL_CTX_free(client);
