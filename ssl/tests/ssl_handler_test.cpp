@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
 #include <string>
@@ -8,6 +9,7 @@
 #include <trellis/ssl/ssl_context_builder.hpp>
 #include <trellis/ssl/ssl_error.hpp>
 #include <trellis/ssl/ssl_handler.hpp>
+#include <trellis/testing/allocation_counter.hpp>
 
 #include "test_pki.hpp"
 #include "tls_pair.hpp"
@@ -283,4 +285,72 @@ TEST_CASE("SNI: the server's callback picks the context for the requested name")
   plain.pump();
   CHECK(plain.client_ssl->handshake_future().is_success());
   CHECK(asked == "localhost");
+}
+
+TEST_CASE("a steady exchange of messages allocates nothing per message") {
+  TlsPair pair(client_context(), server_context());
+  pair.pump();
+  auto round_trip = [&] {
+    pair.client->write_outbound(ByteBuf::from("ping"));
+    while (auto m = pair.client->read_outbound()) pair.server->write_inbound(std::move(*m));
+    auto in = pair.server->read_inbound<ByteBuf>();
+    REQUIRE(in);
+    pair.server->write_outbound(std::move(*in));
+    while (auto m = pair.server->read_outbound()) pair.client->write_inbound(std::move(*m));
+    REQUIRE(pair.client->read_inbound<ByteBuf>());
+  };
+  for (int i = 0; i < 20; ++i) round_trip();  // warm-up: queues and caches reach their size
+  trellis::testing::AllocationScope allocations;
+  for (int i = 0; i < 100; ++i) round_trip();
+  CHECK(allocations.count() == 0);
+}
+
+TEST_CASE("renegotiation is refused") {
+  // A TLS 1.2 client of raw OpenSSL (trellis's own client refuses to renegotiate at all).
+  const SslContext server = server_context();
+  SSL_CTX* client_ctx = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_set_max_proto_version(client_ctx, TLS1_2_VERSION);
+  SSL_CTX_set_verify(client_ctx, SSL_VERIFY_NONE, nullptr);
+  SSL* client = SSL_new(client_ctx);
+  BIO* in = BIO_new(BIO_s_mem());
+  BIO* out = BIO_new(BIO_s_mem());
+  BIO_set_mem_eof_return(in, -1);
+  SSL_set_bio(client, in, out);
+  SSL_set_connect_state(client);
+
+  auto handler = std::make_shared<SslHandler>(server);
+  auto ch = EmbeddedChannel::create(handler);
+  auto exchange = [&] {
+    for (int i = 0; i < 10; ++i) {
+      char buf[16384];
+      const int n = BIO_read(out, buf, sizeof buf);
+      if (n > 0) {
+        try {
+          ch->write_inbound(ByteBuf::from(std::string_view(buf, static_cast<std::size_t>(n))));
+        } catch (...) {
+        }
+      }
+      while (auto m = ch->read_outbound<ByteBuf>()) {
+        const auto span = m->readable_span();
+        BIO_write(in, span.data(), static_cast<int>(span.size()));
+      }
+      if (n <= 0) return;
+    }
+  };
+  for (int i = 0; i < 5 && SSL_do_handshake(client) != 1; ++i) exchange();
+  exchange();
+  REQUIRE(handler->handshake_future().is_success());
+  CHECK(handler->protocol_version() == "TLSv1.2");
+
+  REQUIRE(SSL_renegotiate(client) == 1);
+  SSL_do_handshake(client);  // sends a ClientHello on the established connection
+  exchange();
+  char buf[64];
+  std::size_t n = 0;
+  const int r = SSL_read_ex(client, buf, sizeof buf, &n);  // reads the server's answer
+  CHECK(r == 0);
+  CHECK(SSL_renegotiate_pending(client) == 1);  // never completed
+  CHECK(handler->is_handshake_done());          // the server did not start a new handshake
+  SSL_free(client);
+  SSL_CTX_free(client_ctx);
 }
