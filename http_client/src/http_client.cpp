@@ -171,7 +171,8 @@ void follow(const std::shared_ptr<Redirects>& state, Future<FullHttpResponse> ho
     }
     try {
       const Url next = resolve_location(state->url, *location);
-      if (next.host != state->url.host || next.port != state->url.port) {
+      if (next.host != state->url.host || next.port != state->url.port ||
+          next.https != state->url.https) {
         state->headers.remove("Authorization");
         state->headers.remove("Cookie");
       }

@@ -28,7 +28,7 @@ struct HttpClientOptions {
   std::chrono::nanoseconds request_timeout = std::chrono::seconds(30);
   // Follow redirects (301, 302, 303, 307, 308 with a Location): 301/302/303 are followed with
   // GET and no body (HEAD stays HEAD), 307/308 with the same method and body. Authorization and
-  // Cookie are dropped when the host or port changes. Off: the 3xx response is returned.
+  // Cookie are dropped when the host, port or scheme changes. Off: the 3xx response is returned.
   bool follow_redirects = false;
   // Redirects followed for one request at most; one more fails with TooManyRedirectsError.
   int max_redirects = 5;
