@@ -1,7 +1,10 @@
 // http_client: fetches a URL and prints the status line, the headers and the body, as curl -i.
 //
 //   http_client URL [-X METHOD] [-d BODY] [-H 'Name: value']... [--timeout-ms N] [--futures]
+//               [--cacert FILE] [--insecure]
 //
+// An https:// URL is fetched over TLS: the server's certificate is verified against the system's
+// trusted CAs, or those of --cacert; --insecure skips the verification (testing only).
 // The request goes through a coroutine (co_await client.request(...)) by default, through the
 // futures API (client.execute(...).get()) with --futures: the same engine either way. On failure
 // it prints one line to stderr and exits with status 1 (2 for a bad command line).
@@ -12,6 +15,7 @@
 #include <string_view>
 
 #include <trellis/http_client.hpp>
+#include <trellis/ssl.hpp>
 #include <trellis/transport.hpp>
 
 using namespace trellis;
@@ -40,7 +44,7 @@ Task<FullHttpResponse> fetch(HttpClient& client, FullHttpRequest request) {
 int usage(const char* self) {
   std::fprintf(stderr,
                "usage: %s URL [-X METHOD] [-d BODY] [-H 'Name: value']... [--timeout-ms N] "
-               "[--futures]\n",
+               "[--futures] [--cacert FILE] [--insecure]\n",
                self);
   return 2;
 }
@@ -53,10 +57,16 @@ int main(int argc, char** argv) {
   request.target = argv[1];
   HttpClientOptions options;
   bool futures = false;
+  bool insecure = false;
+  std::string cacert;
   for (int i = 2; i < argc; ++i) {
     const std::string_view flag = argv[i];
     if (flag == "--futures") {
       futures = true;
+      continue;
+    }
+    if (flag == "--insecure") {
+      insecure = true;
       continue;
     }
     if (i + 1 >= argc) return usage(argv[0]);
@@ -72,10 +82,24 @@ int main(int argc, char** argv) {
       std::string_view v = value.substr(colon + 1);
       while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
       request.headers.add(value.substr(0, colon), v);
+    } else if (flag == "--cacert") {
+      cacert = value;
     } else if (flag == "--timeout-ms") {
       options.request_timeout = std::chrono::milliseconds(std::atol(std::string(value).c_str()));
     } else {
       return usage(argv[0]);
+    }
+  }
+
+  if (insecure || !cacert.empty()) {
+    try {
+      auto tls = ssl::SslContextBuilder::for_client().alpn({"http/1.1"});
+      if (!cacert.empty()) tls.trust_ca_file(cacert);
+      if (insecure) tls.verify_peer(false);
+      options.tls = std::make_shared<const ssl::SslContext>(tls.build());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "http_client: %s\n", e.what());
+      return 1;
     }
   }
 

@@ -3,16 +3,21 @@
 //
 //   http_echo_server [--host H] [--port P] [--threads N]     (default 127.0.0.1:8080)
 //                    [--header-timeout-ms N] [--body-timeout-ms N] [--idle-timeout-ms N]
+//                    [--tls-cert FILE --tls-key FILE]
 //
 // The timeouts bound how long a client may take over a request head (default 30 s), leave a
 // request body without sending (60 s) and keep an idle connection (60 s); 0 turns one off.
-// --port 0 picks a free port; the "listening on" line tells which. SIGINT/SIGTERM stop it.
+// With --tls-cert (a PEM chain, leaf first) and --tls-key it serves HTTPS (TLS 1.2 and 1.3, ALPN
+// http/1.1) with the same contract. --port 0 picks a free port; the "listening on" line tells
+// which. SIGINT/SIGTERM stop it.
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include <trellis/ssl.hpp>
 #include <trellis/transport.hpp>
 
 #include "http_echo_handler.hpp"
@@ -22,10 +27,12 @@ int main(int argc, char** argv) {
   int port = 8080;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   trellis::http::HttpServerTimeouts timeouts;
+  std::string tls_cert;
+  std::string tls_key;
   auto usage = [&] {
     std::fprintf(stderr,
                  "usage: %s [--host H] [--port P] [--threads N] [--header-timeout-ms N] "
-                 "[--body-timeout-ms N] [--idle-timeout-ms N]\n",
+                 "[--body-timeout-ms N] [--idle-timeout-ms N] [--tls-cert FILE --tls-key FILE]\n",
                  argv[0]);
     return 2;
   };
@@ -35,9 +42,14 @@ int main(int argc, char** argv) {
     char* end = nullptr;
     const long number = std::strtol(argv[i + 1], &end, 10);
     const bool numeric = end != argv[i + 1] && *end == '\0' && number >= 0;
-    if (flag != "--host" && !numeric) return usage();
+    const bool text_flag = flag == "--host" || flag == "--tls-cert" || flag == "--tls-key";
+    if (!text_flag && !numeric) return usage();
     if (flag == "--host") {
       host = argv[i + 1];
+    } else if (flag == "--tls-cert") {
+      tls_cert = argv[i + 1];
+    } else if (flag == "--tls-key") {
+      tls_key = argv[i + 1];
     } else if (flag == "--port") {
       port = std::atoi(argv[i + 1]);
     } else if (flag == "--threads") {
@@ -50,6 +62,18 @@ int main(int argc, char** argv) {
       timeouts.idle_timeout = std::chrono::milliseconds(number);
     } else {
       return usage();
+    }
+  }
+
+  if (tls_cert.empty() != tls_key.empty()) return usage();
+  std::optional<trellis::ssl::SslContext> tls;
+  if (!tls_cert.empty()) {
+    try {
+      tls =
+          trellis::ssl::SslContextBuilder::for_server(tls_cert, tls_key).alpn({"http/1.1"}).build();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "http_echo_server: %s\n", e.what());
+      return 1;
     }
   }
 
@@ -66,7 +90,8 @@ int main(int argc, char** argv) {
   bootstrap.group(acceptor, workers)
       .channel<trellis::ServerSocketChannel>()
       .option(trellis::channel_option::so_reuseaddr, true)
-      .child_handler(trellis::ChannelInitializer::from([timeouts](trellis::Channel& ch) {
+      .child_handler(trellis::ChannelInitializer::from([timeouts, tls](trellis::Channel& ch) {
+        if (tls) ch.pipeline().add_last("tls", std::make_shared<trellis::ssl::SslHandler>(*tls));
         examples::init_http_echo_pipeline(ch, 1 << 20, timeouts);
       }));
 
@@ -78,8 +103,8 @@ int main(int argc, char** argv) {
                  e.what());
     return 1;
   }
-  std::printf("http_echo_server listening on %s (%u worker threads)\n",
-              server->local_address()->to_string().c_str(), threads);
+  std::printf("http_echo_server listening on %s (%u worker threads%s)\n",
+              server->local_address()->to_string().c_str(), threads, tls ? ", TLS" : "");
   std::fflush(stdout);
 
   int signal = 0;

@@ -67,13 +67,11 @@ void check_pct_encoding(std::string_view text, std::string_view part) {
 
 Url Url::parse(std::string_view text) {
   constexpr std::string_view kHttp = "http://";
-  if (!iequals_prefix(text, kHttp)) {
-    if (iequals_prefix(text, "https://")) {
-      refuse(text, "https is not supported yet (trellis has no TLS)");
-    }
-    refuse(text, "only http:// URLs are supported");
-  }
-  const std::string_view rest = text.substr(kHttp.size());
+  constexpr std::string_view kHttps = "https://";
+  const bool https = iequals_prefix(text, kHttps);
+  if (!https && !iequals_prefix(text, kHttp))
+    refuse(text, "only http:// and https:// URLs are supported");
+  const std::string_view rest = text.substr(https ? kHttps.size() : kHttp.size());
   const std::size_t authority_end = rest.find_first_of("/?#");
   const std::string_view authority = rest.substr(0, authority_end);
   const std::string_view tail =
@@ -83,6 +81,8 @@ Url Url::parse(std::string_view text) {
     refuse(text, "userinfo (user:password@) is not accepted");
   }
   Url url;
+  url.https = https;
+  url.port = https ? kDefaultHttpsPort : kDefaultHttpPort;
   std::string_view host;
   std::string_view port_text;
   bool has_port = false;
@@ -152,7 +152,7 @@ std::string Url::host_header() const {
   if (ipv6) out.push_back('[');
   out.append(host);
   if (ipv6) out.push_back(']');
-  if (port != kDefaultHttpPort) {
+  if (port != default_port()) {
     out.push_back(':');
     out.append(std::to_string(port));
   }

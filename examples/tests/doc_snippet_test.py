@@ -13,7 +13,7 @@ import sys
 def main():
     doc, heading, source = sys.argv[1], sys.argv[2], sys.argv[3]
     count = int(sys.argv[4]) if len(sys.argv) > 4 else None
-    text = open(doc, encoding="utf-8").read()
+    text = "\n" + open(doc, encoding="utf-8").read()  # a heading on the first line matches too
     start = text.find("\n" + heading + "\n")
     if start < 0:
         sys.exit(f"FAIL no section {heading!r} in {doc}")

@@ -67,7 +67,7 @@ try:
     free_port = s.getsockname()[1]
     s.close()
     for args, what in (([f"http://127.0.0.1:{free_port}/"], "refused port"),
-                       (["https://127.0.0.1/"], "https URL"),
+                       (["ftp://127.0.0.1/"], "unsupported scheme"),
                        (["not a url"], "malformed URL")):
         r = run(*args)
         check(what + ": non-zero exit", r.returncode != 0)

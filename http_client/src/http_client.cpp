@@ -8,6 +8,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include <trellis/pipeline/channel_pipeline.hpp>
+#include <trellis/ssl/ssl_context_builder.hpp>
+#include <trellis/ssl/ssl_handler.hpp>
 #include <trellis/transport/bootstrap.hpp>
 
 namespace trellis::http {
@@ -49,11 +52,13 @@ bool is_redirect(std::uint16_t code) noexcept {
   return code == 301 || code == 302 || code == 303 || code == 307 || code == 308;
 }
 
-// Where location points from url: an absolute http:// URL, a scheme-relative "//host/path", an
-// absolute path, or a path relative to url's directory.
+// Where location points from url: an absolute http(s):// URL, a scheme-relative "//host/path",
+// an absolute path, or a path relative to url's directory.
 Url resolve_location(const Url& url, std::string_view location) {
   if (has_http_scheme(location)) return Url::parse(location);
-  if (location.substr(0, 2) == "//") return Url::parse("http:" + std::string(location));
+  if (location.substr(0, 2) == "//") {
+    return Url::parse(std::string(url.https ? "https:" : "http:") + std::string(location));
+  }
   Url next = url;
   if (!location.empty() && location.front() == '/') {
     next.target.assign(location);
@@ -63,7 +68,40 @@ Url resolve_location(const Url& url, std::string_view location) {
     next.target.append(location);
   }
   // Checked as a URL would be (characters, percent-encoding); the fragment dropped.
-  return Url::parse("http://" + next.host_header() + next.target);
+  return Url::parse(std::string(url.scheme_prefix()) + next.host_header() + next.target);
+}
+
+// Connects, then (for https) runs the TLS handshake before the pool gets the channel: a failed
+// handshake fails the connection attempt with its SslHandshakeError.
+Future<std::shared_ptr<Channel>> connect_tls(Future<std::shared_ptr<Channel>> connected,
+                                             EventExecutor& loop,
+                                             std::shared_ptr<const ssl::SslContext> tls,
+                                             std::string host) {
+  Promise<std::shared_ptr<Channel>> ready(&loop);
+  connected.add_listener([ready, tls = std::move(tls), host = std::move(host)](
+                             const Future<std::shared_ptr<Channel>>& f) mutable {
+    if (!f.is_success()) {
+      ready.try_set_exception(f.cause());
+      return;
+    }
+    std::shared_ptr<Channel> channel = f.get();
+    try {
+      auto handler = std::make_shared<ssl::SslHandler>(*tls, host);
+      channel->pipeline().add_first("tls", handler);
+      handler->handshake_future().add_listener([ready, channel](const Future<void>& h) mutable {
+        if (h.is_success()) {
+          ready.try_set_value(channel);
+        } else {
+          ready.try_set_exception(h.cause());
+          channel->close();
+        }
+      });
+    } catch (...) {
+      ready.try_set_exception(std::current_exception());
+      channel->close();
+    }
+  });
+  return ready.future();
 }
 
 }  // namespace
@@ -72,6 +110,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   Impl(EventLoopGroup& g, HttpClientOptions o) : group(g), options(o) {}
 
   std::shared_ptr<HttpConnectionPool> pool_for(const Url& url);
+  std::shared_ptr<const ssl::SslContext> tls_context();
   Future<FullHttpResponse> execute_once(const Url& url, FullHttpRequest request);
   Future<FullHttpResponse> execute(const Url& url, FullHttpRequest request);
   void close_all();
@@ -80,6 +119,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   HttpClientOptions options;
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<HttpConnectionPool>> pools;
+  std::shared_ptr<const ssl::SslContext> default_tls;  // made at the first https request
 };
 
 // One request that follows redirects: what the next hop needs of it, and the result.
@@ -131,7 +171,8 @@ void follow(const std::shared_ptr<Redirects>& state, Future<FullHttpResponse> ho
     }
     try {
       const Url next = resolve_location(state->url, *location);
-      if (next.host != state->url.host || next.port != state->url.port) {
+      if (next.host != state->url.host || next.port != state->url.port ||
+          next.https != state->url.https) {
         state->headers.remove("Authorization");
         state->headers.remove("Cookie");
       }
@@ -153,25 +194,38 @@ void follow(const std::shared_ptr<Redirects>& state, Future<FullHttpResponse> ho
 }
 }  // namespace
 
+// Called with mutex held.
+std::shared_ptr<const ssl::SslContext> HttpClient::Impl::tls_context() {
+  if (options.tls) return options.tls;
+  if (!default_tls) {
+    default_tls = std::make_shared<const ssl::SslContext>(
+        ssl::SslContextBuilder::for_client().alpn({"http/1.1"}).build());
+  }
+  return default_tls;
+}
+
 std::shared_ptr<HttpConnectionPool> HttpClient::Impl::pool_for(const Url& url) {
   std::string key;
-  key.reserve(url.host.size() + 8);
-  key.append(url.host).push_back(':');
+  key.reserve(url.host.size() + 16);
+  key.append(url.scheme_prefix()).append(url.host).push_back(':');
   key.append(std::to_string(url.port));
   std::lock_guard lock(mutex);
   auto it = pools.find(key);
   if (it != pools.end()) return it->second;
+  std::shared_ptr<const ssl::SslContext> tls = url.https ? tls_context() : nullptr;
   EventLoop& loop = group.next();
   const auto connect_timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(options.connect_timeout);
-  auto connector = [&loop, host = url.host, port = url.port,
-                    connect_timeout](std::shared_ptr<ChannelHandler> init) {
+  auto connector = [&loop, host = url.host, port = url.port, connect_timeout,
+                    tls = std::move(tls)](std::shared_ptr<ChannelHandler> init) {
     Bootstrap b;
     b.group(loop)
         .handler(std::move(init))
         .option(channel_option::tcp_nodelay, true)
         .option(channel_option::connect_timeout, connect_timeout);
-    return b.connect(host, port);
+    Future<std::shared_ptr<Channel>> connected = b.connect(host, port);
+    if (!tls) return connected;
+    return connect_tls(std::move(connected), loop, tls, host);
   };
   auto pool =
       std::make_shared<HttpConnectionPool>(loop, url.host_header(), options, std::move(connector));

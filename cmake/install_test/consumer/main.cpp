@@ -3,6 +3,7 @@
 #include <trellis/pipeline.hpp>
 #include <trellis/pipeline/error.hpp>
 #include <trellis/pipeline/unique_function.hpp>
+#include <trellis/ssl.hpp>
 #include <trellis/testing/allocation_counter.hpp>
 #include <trellis/transport.hpp>
 
@@ -35,6 +36,11 @@ int main() {
 
   // Links the installed trellis::testing library; the counting hook is never in user binaries.
   if (trellis::testing::allocation_hook_installed()) return 3;
+
+  // Links the installed trellis::ssl and, through it, OpenSSL (found by the package's config).
+  const trellis::ssl::SslContext tls =
+      trellis::ssl::SslContextBuilder::for_client().verify_peer(false).build();
+  if (tls.is_server()) return 4;
 
   std::printf("trellis consumer ok\n");
   return 0;

@@ -3,8 +3,13 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 
 #include <trellis/codec/http/http_parser.hpp>
+
+namespace trellis::ssl {
+class SslContext;  // trellis/ssl/ssl_context.hpp (the HttpClient links trellis::ssl)
+}
 
 namespace trellis::http {
 
@@ -23,7 +28,7 @@ struct HttpClientOptions {
   std::chrono::nanoseconds request_timeout = std::chrono::seconds(30);
   // Follow redirects (301, 302, 303, 307, 308 with a Location): 301/302/303 are followed with
   // GET and no body (HEAD stays HEAD), 307/308 with the same method and body. Authorization and
-  // Cookie are dropped when the host or port changes. Off: the 3xx response is returned.
+  // Cookie are dropped when the host, port or scheme changes. Off: the 3xx response is returned.
   bool follow_redirects = false;
   // Redirects followed for one request at most; one more fails with TooManyRedirectsError.
   int max_redirects = 5;
@@ -31,6 +36,11 @@ struct HttpClientOptions {
   std::size_t max_response_body = 16 * 1024 * 1024;
   // Limits of the response parser (head size, field count, chunk size).
   HttpParserLimits limits;
+  // The TLS client context of https:// URLs (a client SslContext: trusted CAs, verification).
+  // Null: one with the system's trusted CAs, peer and hostname verification, ALPN http/1.1.
+  // The handshake is part of connecting (connect_timeout); a failed one fails the request with
+  // ssl::SslHandshakeError.
+  std::shared_ptr<const ssl::SslContext> tls;
 };
 
 }  // namespace trellis::http

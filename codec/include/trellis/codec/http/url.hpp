@@ -1,5 +1,5 @@
-// Url: an http:// URL split into what a client needs to send a request: host, port and the
-// request target. Parsed without regex and without allocating beyond the two strings it keeps.
+// Url: an http:// or https:// URL split into what a client needs to send a request: host, port and
+// the request target. Parsed without regex and without allocating beyond the two strings it keeps.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,7 @@ class UrlError : public InvalidArgumentError {
 
 struct Url {
   static constexpr std::uint16_t kDefaultHttpPort = 80;
+  static constexpr std::uint16_t kDefaultHttpsPort = 443;
 
   // The host as written, without the brackets of an IPv6 literal ("::1" for "http://[::1]/").
   std::string host;
@@ -26,15 +27,21 @@ struct Url {
   // The request target in origin form: the path and the query, "/" when the URL has no path.
   // Percent-encoding is kept as written; the fragment is dropped (it is never sent).
   std::string target;
-  bool ipv6 = false;  // host is an IPv6 literal
+  bool ipv6 = false;   // host is an IPv6 literal
+  bool https = false;  // the scheme is https: the connection runs TLS
 
-  // Parses "http://host[:port][/path][?query][#fragment]" (scheme case-insensitive). Refused
-  // with UrlError: other schemes (https:// until TLS exists), userinfo ("user:pw@"), an empty
-  // or malformed host, a port outside 1..65535, whitespace or control characters.
+  // Parses "http[s]://host[:port][/path][?query][#fragment]" (scheme case-insensitive). Refused
+  // with UrlError: other schemes, userinfo ("user:pw@"), an empty or malformed host, a port
+  // outside 1..65535, whitespace or control characters.
   static Url parse(std::string_view text);
 
   // The value of the Host header: host, bracketed when IPv6, and ":port" unless the default.
   std::string host_header() const;
+  // "http://" or "https://".
+  std::string_view scheme_prefix() const noexcept { return https ? "https://" : "http://"; }
+  std::uint16_t default_port() const noexcept {
+    return https ? kDefaultHttpsPort : kDefaultHttpPort;
+  }
   bool operator==(const Url&) const = default;
 };
 

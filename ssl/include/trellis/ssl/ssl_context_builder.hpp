@@ -1,0 +1,67 @@
+// SslContextBuilder: builds an SslContext for a server (certificate chain and key) or a client
+// (trusted CAs, peer and hostname verification), with ALPN, SNI and session resumption. The
+// defaults are safe: TLS 1.2 at least, 1.3 preferred, OpenSSL's default cipher lists, and on a
+// client the peer's certificate and hostname verified against the system's trust store.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <trellis/ssl/ssl_context.hpp>
+
+namespace trellis::ssl {
+
+// Chooses the server context for the name a client asked for (SNI). nullopt keeps the context
+// the handler was made with. Called on the connection's event loop, during the handshake.
+using SniCallback = std::function<std::optional<SslContext>(std::string_view server_name)>;
+
+class SslContextBuilder {
+ public:
+  // A server presenting the PEM certificate chain (leaf first) and private key of these files.
+  static SslContextBuilder for_server(std::string cert_chain_file, std::string key_file);
+  // A client: verifies the server's certificate and hostname against the system's trust store
+  // unless told otherwise.
+  static SslContextBuilder for_client();
+
+  // Trusted CAs: a PEM file, or a directory prepared with `openssl rehash`. Setting either
+  // replaces the system store on a client.
+  SslContextBuilder& trust_ca_file(std::string file);
+  SslContextBuilder& trust_ca_dir(std::string dir);
+  // Verify the peer's certificate: on by default on a client; on a server it asks for a client
+  // certificate and requires one.
+  SslContextBuilder& verify_peer(bool on);
+  // A client checks that the certificate names the server name of its SslHandler (on by default).
+  SslContextBuilder& verify_hostname(bool on);
+  // Application protocols offered (client) or accepted, in order of preference (server):
+  // alpn({"h2", "http/1.1"}). A server that shares none with the client goes on without ALPN.
+  SslContextBuilder& alpn(std::vector<std::string> protocols);
+  // Server: picks another context per requested server name.
+  SslContextBuilder& sni(SniCallback callback);
+  // Client: how many sessions (one per server name) are kept for resumption; 0 turns it off.
+  // Servers resume with stateless session tickets.
+  SslContextBuilder& session_cache_size(std::size_t sessions);
+
+  // Throws SslError (with OpenSSL's reason) when a file cannot be loaded or the key does not
+  // match the certificate.
+  SslContext build() const;
+
+ private:
+  SslContextBuilder() = default;
+
+  bool server_ = false;
+  std::string cert_chain_file_;
+  std::string key_file_;
+  std::string ca_file_;
+  std::string ca_dir_;
+  bool verify_peer_ = false;
+  bool verify_hostname_ = true;
+  std::vector<std::string> alpn_;
+  SniCallback sni_;
+  std::size_t session_cache_size_ = 256;
+};
+
+}  // namespace trellis::ssl

@@ -1,0 +1,130 @@
+#include "test_pki.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+namespace trellis::ssl::testing {
+
+namespace {
+
+struct Issued {
+  EVP_PKEY* key;
+  X509* cert;
+};
+
+void check(bool ok, const char* what) {
+  if (!ok) throw std::runtime_error(std::string("test PKI: ") + what);
+}
+
+void add_ext(X509* cert, X509* issuer, int nid, const char* value) {
+  X509V3_CTX v3;
+  X509V3_set_ctx(&v3, issuer, cert, nullptr, nullptr, 0);
+  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &v3, nid, value);
+  check(ext != nullptr, "extension");
+  X509_add_ext(cert, ext, -1);
+  X509_EXTENSION_free(ext);
+}
+
+// A certificate for cn valid from now + from_days to now + to_days, signed by issuer (itself when
+// null).
+Issued make_cert(const char* cn, const char* san, const Issued* issuer, long from_days,
+                 long to_days, bool ca) {
+  static long serial = 1;
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  check(key != nullptr, "key");
+  X509* cert = X509_new();
+  X509_set_version(cert, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(cert), serial++);
+  X509_gmtime_adj(X509_getm_notBefore(cert), from_days * 86400);
+  X509_gmtime_adj(X509_getm_notAfter(cert), to_days * 86400);
+  X509_set_pubkey(cert, key);
+  X509_NAME* name = X509_get_subject_name(cert);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn),
+                             -1, -1, 0);
+  X509* issuer_cert = issuer ? issuer->cert : cert;
+  X509_set_issuer_name(cert, X509_get_subject_name(issuer_cert));
+  if (ca) {
+    add_ext(cert, issuer_cert, NID_basic_constraints, "critical,CA:TRUE");
+    add_ext(cert, issuer_cert, NID_key_usage, "critical,keyCertSign,cRLSign");
+  } else {
+    add_ext(cert, issuer_cert, NID_basic_constraints, "CA:FALSE");
+    add_ext(cert, issuer_cert, NID_subject_alt_name, san);
+    add_ext(cert, issuer_cert, NID_ext_key_usage, "serverAuth,clientAuth");
+  }
+  check(X509_sign(cert, issuer ? issuer->key : key, EVP_sha256()) > 0, "sign");
+  return {key, cert};
+}
+
+void write_cert(const std::string& path, X509* cert) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  check(f != nullptr, "open");
+  PEM_write_X509(f, cert);
+  std::fclose(f);
+}
+
+void write_key(const std::string& path, EVP_PKEY* key) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  check(f != nullptr, "open");
+  PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr);
+  std::fclose(f);
+}
+
+TestPki make_pki() {
+  TestPki pki;
+  char tmpl[] = "/tmp/trellis-ssl-test-XXXXXX";
+  check(mkdtemp(tmpl) != nullptr, "mkdtemp");
+  pki.dir = tmpl;
+  const Issued ca = make_cert("trellis test CA", nullptr, nullptr, -1, 30, true);
+  const Issued other_ca = make_cert("untrusted test CA", nullptr, nullptr, -1, 30, true);
+  const Issued server = make_cert("localhost", "DNS:localhost,IP:127.0.0.1", &ca, -1, 30, false);
+  const Issued alt = make_cert("alt.example", "DNS:alt.example", &ca, -1, 30, false);
+  const Issued expired = make_cert("localhost", "DNS:localhost,IP:127.0.0.1", &ca, -10, -1, false);
+  const Issued untrusted =
+      make_cert("localhost", "DNS:localhost,IP:127.0.0.1", &other_ca, -1, 30, false);
+  auto file = [&](const char* name) { return pki.dir + "/" + name; };
+  pki.ca_cert = file("ca.pem");
+  write_cert(pki.ca_cert, ca.cert);
+  auto pair = [&](const Issued& i, const char* stem, std::string& cert, std::string& key) {
+    cert = file((std::string(stem) + ".pem").c_str());
+    key = file((std::string(stem) + ".key").c_str());
+    write_cert(cert, i.cert);
+    write_key(key, i.key);
+  };
+  pair(server, "server", pki.server_cert, pki.server_key);
+  pair(alt, "alt", pki.alt_cert, pki.alt_key);
+  pair(expired, "expired", pki.expired_cert, pki.expired_key);
+  pair(untrusted, "untrusted", pki.untrusted_cert, pki.untrusted_key);
+  for (const Issued& i : {ca, other_ca, server, alt, expired, untrusted}) {
+    X509_free(i.cert);
+    EVP_PKEY_free(i.key);
+  }
+  return pki;
+}
+
+struct PkiHolder {
+  TestPki pki = make_pki();
+  ~PkiHolder() {
+    for (const std::string* f :
+         {&pki.ca_cert, &pki.server_cert, &pki.server_key, &pki.alt_cert, &pki.alt_key,
+          &pki.expired_cert, &pki.expired_key, &pki.untrusted_cert, &pki.untrusted_key}) {
+      std::remove(f->c_str());
+    }
+    std::remove(pki.dir.c_str());
+  }
+};
+
+}  // namespace
+
+const TestPki& test_pki() {
+  static const PkiHolder holder;
+  return holder.pki;
+}
+
+}  // namespace trellis::ssl::testing

@@ -1,0 +1,22 @@
+// Test certificates made at test time with the OpenSSL API (no private key is committed): a CA,
+// server certificates it signed (for localhost, for another name, an expired one), and a second,
+// untrusted CA with a server certificate of its own. Files in a temporary directory.
+#pragma once
+
+#include <string>
+
+namespace trellis::ssl::testing {
+
+struct TestPki {
+  std::string dir;
+  std::string ca_cert;                        // the trusted CA
+  std::string server_cert, server_key;        // localhost and 127.0.0.1, signed by ca_cert
+  std::string alt_cert, alt_key;              // alt.example, signed by ca_cert
+  std::string expired_cert, expired_key;      // localhost, expired yesterday
+  std::string untrusted_cert, untrusted_key;  // localhost, signed by another CA
+};
+
+// Made once per process (P-256 keys: a few milliseconds).
+const TestPki& test_pki();
+
+}  // namespace trellis::ssl::testing

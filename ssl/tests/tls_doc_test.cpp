@@ -1,0 +1,132 @@
+// The code blocks of docs/tls.md, compiled here and run on embedded channels (the ctest
+// docs.tls_snippets checks that every block of the page is in this file).
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <trellis/http.hpp>
+#include <trellis/pipeline.hpp>
+#include <trellis/ssl.hpp>
+#include <trellis/testing.hpp>
+
+#include "test_pki.hpp"
+#include "tls_pair.hpp"
+
+namespace {
+
+// Echoes what it reads (the application behind the SslHandler).
+class Echo final : public trellis::ChannelInboundHandler {
+ public:
+  void channel_read(trellis::ChannelHandlerContext& ctx, trellis::Message msg) override {
+    ctx.write(std::move(msg));
+  }
+  void channel_read_complete(trellis::ChannelHandlerContext& ctx) override { ctx.flush(); }
+};
+
+// --- docs/tls.md ----------------------------------------------------------------------------
+trellis::ssl::SslContext make_server_context(const std::string& cert, const std::string& key) {
+  return trellis::ssl::SslContextBuilder::for_server(cert, key)  // PEM files, chain leaf first
+      .alpn({"http/1.1"})
+      .build();
+}
+
+trellis::ssl::SslContext make_client_context(const std::string& ca_file) {
+  return trellis::ssl::SslContextBuilder::for_client()
+      .trust_ca_file(ca_file)  // without it: the system's trusted CAs
+      .alpn({"h2", "http/1.1"})
+      .build();
+}
+
+void init_tls_server_pipeline(trellis::Channel& ch, const trellis::ssl::SslContext& tls) {
+  ch.pipeline().add_last("tls", std::make_shared<trellis::ssl::SslHandler>(tls));
+  ch.pipeline().add_last("app", std::make_shared<Echo>());  // reads and writes plaintext
+}
+
+std::shared_ptr<trellis::ssl::SslHandler> add_tls_client(trellis::Channel& ch,
+                                                         const trellis::ssl::SslContext& tls) {
+  auto handler = std::make_shared<trellis::ssl::SslHandler>(tls, "localhost");
+  ch.pipeline().add_first("tls", handler);
+  handler->handshake_future().add_listener([handler](const trellis::Future<void>& f) {
+    if (f.is_success()) {
+      std::printf("%s, ALPN \"%s\", resumed: %d\n",
+                  std::string(handler->protocol_version()).c_str(),
+                  std::string(handler->alpn_protocol()).c_str(), handler->is_session_reused());
+    }
+  });
+  return handler;
+}
+
+trellis::ssl::SslContext make_sni_server(const std::string& cert, const std::string& key,
+                                         trellis::ssl::SslContext alt) {
+  return trellis::ssl::SslContextBuilder::for_server(cert, key)  // the default name
+      .sni([alt](std::string_view name) -> std::optional<trellis::ssl::SslContext> {
+        if (name == "alt.example") return alt;
+        return std::nullopt;  // keep the context the handler was made with
+      })
+      .build();
+}
+
+std::string describe_failure(const trellis::Future<void>& handshake) {
+  try {
+    std::rethrow_exception(handshake.cause());
+  } catch (const trellis::ssl::SslHandshakeError& e) {
+    // e.what(): OpenSSL's reasons; verify_result(): X509_V_ERR_... (0 when not a certificate
+    // problem) and its text, e.g. "hostname mismatch" or "certificate has expired".
+    return std::string(e.what()) + " / " + e.verify_result_text();
+  } catch (const std::exception& e) {
+    return e.what();  // the channel closed first, ...
+  }
+}
+
+trellis::http::HttpClientOptions https_options(const std::string& ca_file) {
+  trellis::http::HttpClientOptions options;
+  options.tls = std::make_shared<const trellis::ssl::SslContext>(
+      trellis::ssl::SslContextBuilder::for_client().trust_ca_file(ca_file).build());
+  return options;  // HttpClient(group, options).get("https://...") now verifies against ca_file
+}
+// --------------------------------------------------------------------------------------------
+
+}  // namespace
+
+using trellis::ssl::testing::test_pki;
+using trellis::ssl::testing::TlsPair;
+
+TEST_CASE("docs/tls.md: a server pipeline and a client handler talk over embedded channels") {
+  const auto server_ctx = make_server_context(test_pki().server_cert, test_pki().server_key);
+  const auto client_ctx = make_client_context(test_pki().ca_cert);
+  auto server = trellis::EmbeddedChannel::create(trellis::EmbeddedChannel::Options{false});
+  init_tls_server_pipeline(*server, server_ctx);
+  server->register_channel();
+  auto client = trellis::EmbeddedChannel::create(trellis::EmbeddedChannel::Options{false});
+  auto handler = add_tls_client(*client, client_ctx);
+  client->register_channel();
+  for (int i = 0; i < 10; ++i) {
+    while (auto m = client->read_outbound()) server->write_inbound(std::move(*m));
+    while (auto m = server->read_outbound()) client->write_inbound(std::move(*m));
+  }
+  REQUIRE(handler->handshake_future().is_success());
+  CHECK(handler->alpn_protocol() == "http/1.1");
+  client->write_outbound(trellis::ByteBuf::from("echo me"));
+  while (auto m = client->read_outbound()) server->write_inbound(std::move(*m));
+  while (auto m = server->read_outbound()) client->write_inbound(std::move(*m));
+  CHECK(TlsPair::read_all(*client) == "echo me");
+}
+
+TEST_CASE("docs/tls.md: SNI and the handshake failure text") {
+  const auto plain = make_server_context(test_pki().server_cert, test_pki().server_key);
+  const auto alt = make_server_context(test_pki().alt_cert, test_pki().alt_key);
+  const auto sni = make_sni_server(test_pki().server_cert, test_pki().server_key, alt);
+  TlsPair ok(make_client_context(test_pki().ca_cert), sni, "alt.example");
+  ok.pump();
+  CHECK(ok.client_ssl->handshake_future().is_success());
+
+  TlsPair wrong(make_client_context(test_pki().ca_cert), plain, "wrong.example");
+  wrong.pump();
+  CHECK(describe_failure(wrong.client_ssl->handshake_future()).find("hostname mismatch") !=
+        std::string::npos);
+  CHECK(https_options(test_pki().ca_cert).tls != nullptr);
+}
