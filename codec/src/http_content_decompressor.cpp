@@ -116,14 +116,18 @@ void HttpContentDecompressor::channel_read(ChannelHandlerContext& ctx, Message m
       return decode_piece(ctx, std::move(last->content), true, &last->trailers);
     }
   } else if (auto* fr = msg.try_get<FullHttpRequest>()) {
-    if (auto* stream = begin(fr->headers, false)) {
+    // An empty body (a response to HEAD, 304) is left as it is, its headers describing the
+    // representation.
+    if (auto* stream = fr->content.is_readable() ? begin(fr->headers, false) : nullptr) {
       fr->content = decode_whole(ctx, *stream, fr->content);
       if (fr->headers.contains(HeaderId::kContentLength)) {
         fr->headers.set(header::kContentLength, std::to_string(fr->content.readable_bytes()));
       }
     }
   } else if (auto* fs = msg.try_get<FullHttpResponse>()) {
-    if (auto* stream = begin(fs->headers, false)) {
+    // An empty body (a response to HEAD, 304) is left as it is, its headers describing the
+    // representation.
+    if (auto* stream = fs->content.is_readable() ? begin(fs->headers, false) : nullptr) {
       fs->content = decode_whole(ctx, *stream, fs->content);
       if (fs->headers.contains(HeaderId::kContentLength)) {
         fs->headers.set(header::kContentLength, std::to_string(fs->content.readable_bytes()));

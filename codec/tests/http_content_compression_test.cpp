@@ -386,3 +386,15 @@ TEST_CASE("HttpContentDecompressor: a whole bomb in a full message, corrupt and 
   CHECK(field_of(out->headers, "Content-Encoding") == "gzip, br");
   CHECK(out->content.to_string() == "opaque");
 }
+
+TEST_CASE("HttpContentDecompressor leaves an empty full message (HEAD, 304) as it is") {
+  EmbeddedChannel ch{std::make_shared<HttpContentDecompressor>()};
+  FullHttpResponse head_answer;
+  head_answer.headers.add(HeaderId::kContentEncoding, "gzip");
+  head_answer.headers.add(HeaderId::kContentLength, "1234");
+  ch.write_inbound(std::move(head_answer));
+  auto out = ch.read_inbound<FullHttpResponse>();
+  REQUIRE(out);
+  CHECK(field_of(out->headers, "Content-Encoding") == "gzip");
+  CHECK(field_of(out->headers, "Content-Length") == "1234");
+}

@@ -16,7 +16,8 @@ namespace trellis::http {
 // Content-Encoding field is removed; a streamed one (head, HttpContent..., LastHttpContent) loses
 // Content-Length and goes "Transfer-Encoding: chunked" (its size is unknown until the end), its
 // body comes out in HttpContent pieces of at most limits.chunk_size bytes; a FullHttpRequest /
-// FullHttpResponse gets its body decoded whole and Content-Length recomputed. "identity" is
+// FullHttpResponse gets its body decoded whole and Content-Length recomputed (one with an empty
+// body, such as an answer to HEAD, is left as it is). "identity" is
 // removed; other or several codings ("gzip, br") pass through untouched. A body that is corrupt,
 // truncated, followed by bytes, or decodes past the limits raises a DecoderError
 // (DecompressionLimitError for the limits) to exception_caught of the next handlers, and the
