@@ -348,8 +348,8 @@ TEST_CASE("1 GiB brotli and zstd bombs (a few hundred KiB at most) are rejected 
 }
 
 TEST_CASE("compression levels out of range are refused") {
-  CHECK_THROWS_AS(ZlibEncoder{ZlibWrapper::kGzip, 10}, EncoderError);
-  CHECK_THROWS_AS(ZlibEncoder{ZlibWrapper::kZlibOrNone}, EncoderError);
-  CHECK_THROWS_AS(BrotliEncoder{12}, EncoderError);
-  CHECK_THROWS_AS(ZstdEncoder{100}, EncoderError);
+  CHECK_THROWS_AS(std::make_shared<ZlibEncoder>(ZlibWrapper::kGzip, 10), EncoderError);
+  CHECK_THROWS_AS(std::make_shared<ZlibEncoder>(ZlibWrapper::kZlibOrNone), EncoderError);
+  CHECK_THROWS_AS(std::make_shared<BrotliEncoder>(12), EncoderError);
+  CHECK_THROWS_AS(std::make_shared<ZstdEncoder>(100), EncoderError);
 }
