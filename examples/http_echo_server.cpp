@@ -3,13 +3,14 @@
 //
 //   http_echo_server [--host H] [--port P] [--threads N]     (default 127.0.0.1:8080)
 //                    [--header-timeout-ms N] [--body-timeout-ms N] [--idle-timeout-ms N]
-//                    [--tls-cert FILE --tls-key FILE]
+//                    [--tls-cert FILE --tls-key FILE] [--compress]
 //
 // The timeouts bound how long a client may take over a request head (default 30 s), leave a
 // request body without sending (60 s) and keep an idle connection (60 s); 0 turns one off.
 // With --tls-cert (a PEM chain, leaf first) and --tls-key it serves HTTPS (TLS 1.2 and 1.3, ALPN
-// http/1.1) with the same contract. --port 0 picks a free port; the "listening on" line tells
-// which. SIGINT/SIGTERM stop it.
+// http/1.1) with the same contract. --compress compresses response bodies (br, zstd, gzip or
+// deflate, as the request's Accept-Encoding allows; see HttpContentCompressor). --port 0 picks a
+// free port; the "listening on" line tells which. SIGINT/SIGTERM stop it.
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -29,15 +30,22 @@ int main(int argc, char** argv) {
   trellis::http::HttpServerTimeouts timeouts;
   std::string tls_cert;
   std::string tls_key;
+  bool compress = false;
   auto usage = [&] {
     std::fprintf(stderr,
                  "usage: %s [--host H] [--port P] [--threads N] [--header-timeout-ms N] "
-                 "[--body-timeout-ms N] [--idle-timeout-ms N] [--tls-cert FILE --tls-key FILE]\n",
+                 "[--body-timeout-ms N] [--idle-timeout-ms N] [--tls-cert FILE --tls-key FILE] "
+                 "[--compress]\n",
                  argv[0]);
     return 2;
   };
   for (int i = 1; i < argc; i += 2) {
     std::string flag = argv[i];
+    if (flag == "--compress") {  // the one flag without a value
+      compress = true;
+      i -= 1;
+      continue;
+    }
     if (i + 1 >= argc) return usage();  // every flag takes a value
     char* end = nullptr;
     const long number = std::strtol(argv[i + 1], &end, 10);
@@ -90,10 +98,16 @@ int main(int argc, char** argv) {
   bootstrap.group(acceptor, workers)
       .channel<trellis::ServerSocketChannel>()
       .option(trellis::channel_option::so_reuseaddr, true)
-      .child_handler(trellis::ChannelInitializer::from([timeouts, tls](trellis::Channel& ch) {
-        if (tls) ch.pipeline().add_last("tls", std::make_shared<trellis::ssl::SslHandler>(*tls));
-        examples::init_http_echo_pipeline(ch, 1 << 20, timeouts);
-      }));
+      .child_handler(
+          trellis::ChannelInitializer::from([timeouts, tls, compress](trellis::Channel& ch) {
+            if (tls)
+              ch.pipeline().add_last("tls", std::make_shared<trellis::ssl::SslHandler>(*tls));
+            examples::init_http_echo_pipeline(ch, 1 << 20, timeouts);
+            if (compress) {
+              ch.pipeline().add_after("keep-alive", "compressor",
+                                      std::make_shared<trellis::http::HttpContentCompressor>());
+            }
+          }));
 
   std::shared_ptr<trellis::Channel> server;
   try {

@@ -1,5 +1,6 @@
 // A program that uses trellis only through its installed headers and the trellis:: targets, to
 // prove the installed package is complete: headers, libraries and their usage requirements.
+#include <trellis/codec/compression.hpp>
 #include <trellis/pipeline.hpp>
 #include <trellis/pipeline/error.hpp>
 #include <trellis/pipeline/unique_function.hpp>
@@ -41,6 +42,16 @@ int main() {
   const trellis::ssl::SslContext tls =
       trellis::ssl::SslContextBuilder::for_client().verify_peer(false).build();
   if (tls.is_server()) return 4;
+  // trellis::codec's compression engines link zlib, brotli and zstd through the package.
+  trellis::ByteBuf packed = trellis::ByteBufAllocator::default_allocator().buffer(256);
+  std::unique_ptr<trellis::codec::StreamCompressor> engines[] = {
+      trellis::codec::make_zlib_compressor(trellis::codec::ZlibWrapper::kGzip, 6),
+      trellis::codec::make_brotli_compressor(4), trellis::codec::make_zstd_compressor(3)};
+  for (auto& compressor : engines) {
+    packed.clear();
+    compressor->compress({}, trellis::codec::StreamCompressor::Op::kFinish, packed);
+    if (!packed.is_readable()) return 5;
+  }
 
   std::printf("trellis consumer ok\n");
   return 0;

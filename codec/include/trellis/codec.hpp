@@ -1,8 +1,9 @@
-// Umbrella header of trellis::codec: decoder framework and frame codecs.
+// Umbrella header of trellis::codec: decoder framework, frame codecs and compression codecs.
 #pragma once
 
 #include <trellis/codec/byte_to_message_codec.hpp>
 #include <trellis/codec/byte_to_message_decoder.hpp>
+#include <trellis/codec/compression.hpp>
 #include <trellis/codec/decoder_error.hpp>
 #include <trellis/codec/delimiter_based_frame_decoder.hpp>
 #include <trellis/codec/fixed_length_frame_decoder.hpp>

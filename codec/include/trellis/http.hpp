@@ -1,10 +1,13 @@
 // Umbrella header of the HTTP/1.1 codec (namespace trellis::http).
 #pragma once
 
+#include <trellis/codec/http/content_coding.hpp>
 #include <trellis/codec/http/http_client_errors.hpp>
 #include <trellis/codec/http/http_client_handler.hpp>
 #include <trellis/codec/http/http_client_options.hpp>
 #include <trellis/codec/http/http_connection_pool.hpp>
+#include <trellis/codec/http/http_content_compressor.hpp>
+#include <trellis/codec/http/http_content_decompressor.hpp>
 #include <trellis/codec/http/http_date.hpp>
 #include <trellis/codec/http/http_decoders.hpp>
 #include <trellis/codec/http/http_head_writer.hpp>
