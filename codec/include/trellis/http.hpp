@@ -1,6 +1,7 @@
 // Umbrella header of the HTTP/1.1 codec (namespace trellis::http).
 #pragma once
 
+#include <trellis/codec/http/http_body_stream.hpp>
 #include <trellis/codec/http/http_client_errors.hpp>
 #include <trellis/codec/http/http_client_handler.hpp>
 #include <trellis/codec/http/http_client_options.hpp>
@@ -16,4 +17,5 @@
 #include <trellis/codec/http/http_server_codec.hpp>
 #include <trellis/codec/http/http_server_expect_continue_handler.hpp>
 #include <trellis/codec/http/http_server_keep_alive_handler.hpp>
+#include <trellis/codec/http/streaming_http_response.hpp>
 #include <trellis/codec/http/url.hpp>
