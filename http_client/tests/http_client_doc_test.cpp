@@ -34,8 +34,7 @@ trellis::Task<std::string> fetch(trellis::http::HttpClient& client, std::string 
 trellis::Task<std::size_t> count_body_bytes(trellis::http::HttpClient& client, std::string url) {
   trellis::http::HttpRequest req;
   req.target = std::move(url);
-  trellis::http::StreamingHttpResponse response =
-      co_await client.request_streaming(std::move(req));
+  trellis::http::StreamingHttpResponse response = co_await client.request_streaming(std::move(req));
   std::size_t bytes = 0;
   while (std::optional<trellis::ByteBuf> chunk = co_await response.body().next()) {
     bytes += chunk->readable_bytes();
