@@ -45,8 +45,8 @@ void HttpClientExchange::fail(std::exception_ptr error) {
     promise.try_set_exception(std::move(error));
   } else if (stream) {
     stream->fail(std::move(error));  // the head was delivered: the body ends with the error
-  } else {
-    stream_promise.try_set_exception(std::move(error));
+  } else if (stream_promise) {
+    stream_promise->try_set_exception(std::move(error));
   }
 }
 
@@ -206,7 +206,7 @@ void HttpClientHandler::on_head(HttpResponse head) {
   response.status = std::move(head.status);
   response.headers = std::move(head.headers);
   response.body_ = HttpResponseBody(exchange.stream);
-  exchange.stream_promise.try_set_value(std::move(response));
+  if (exchange.stream_promise) exchange.stream_promise->try_set_value(std::move(response));
 }
 
 void HttpClientHandler::on_last(ChannelHandlerContext& ctx, ByteBuf content) {

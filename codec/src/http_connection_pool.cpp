@@ -54,18 +54,14 @@ bool is_idempotent(const HttpMethod& method) noexcept {
 }  // namespace
 
 void HttpConnectionPool::submit(FullHttpRequest request, Promise<FullHttpResponse> promise) {
-  HttpClientExchange exchange;
-  exchange.request = std::move(request);
-  exchange.promise = std::move(promise);
-  submit_exchange(std::move(exchange));
+  submit_exchange(HttpClientExchange(std::move(request), std::move(promise)));
 }
 
 void HttpConnectionPool::submit_streaming(FullHttpRequest request,
                                           Promise<StreamingHttpResponse> promise) {
-  HttpClientExchange exchange;
-  exchange.request = std::move(request);
+  HttpClientExchange exchange(std::move(request), Promise<FullHttpResponse>());
   exchange.streaming = true;
-  exchange.stream_promise = std::move(promise);
+  exchange.stream_promise.emplace(std::move(promise));
   submit_exchange(std::move(exchange));
 }
 

@@ -33,13 +33,17 @@ class HttpClientCodec;
 // One request on its way: the request, the promise its response completes, and the timer of
 // its request_timeout (armed when it was submitted).
 struct HttpClientExchange {
+  HttpClientExchange(FullHttpRequest r, Promise<FullHttpResponse> p)
+      : request(std::move(r)), promise(std::move(p)) {}
+
   std::uint64_t id = 0;
   FullHttpRequest request;
   Promise<FullHttpResponse> promise;
   ScheduledFuture<void> timer;
-  // A streaming request: the head completes stream_promise, the body goes to stream.
+  // A streaming request: the head completes stream_promise, the body goes to stream. (Optional:
+  // a promise allocates its state, and most requests are not streaming.)
   bool streaming = false;
-  Promise<StreamingHttpResponse> stream_promise;
+  std::optional<Promise<StreamingHttpResponse>> stream_promise;
   std::shared_ptr<HttpBodyStream> stream;
   // A copy of the request kept to send it again on a fresh connection if the reused one turns
   // out to be stale (an idempotent request whose first attempt is on a reused connection).
