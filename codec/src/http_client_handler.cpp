@@ -102,8 +102,9 @@ HttpClientExchange HttpClientHandler::take_front() {
   in_flight_.pop_front();
   response_started_ = false;
   if (exchange.timer.valid()) exchange.timer.cancel();
-  if (awaiting_continue_) {
-    // A final answer before the body was sent: the server may still wait for it, so the
+  if (awaiting_continue_ && in_flight_.empty()) {
+    // (The request holding its body is always the last in flight: nothing is pipelined behind
+    // it.) A final answer before the body was sent: the server may still wait for it, so the
     // connection is not in a state to carry another request.
     awaiting_continue_ = false;
     reusable_ = false;

@@ -193,3 +193,27 @@ TEST_CASE("Stale connection: retries can be turned off") {
   CHECK(failure_as<ConnectionClosedError>(second).has_value());
   CHECK(f.extra.empty());
 }
+
+TEST_CASE("Pipelining: a 100-continue request behind another keeps its body until 100 Continue") {
+  PoolFixture f(pipelined(2));
+  auto a = f.get("/a");
+  FullHttpRequest post;
+  post.method = HttpMethod::kPost;
+  post.target = "/p";
+  post.headers.add(header::kHost, "server");
+  post.headers.add(header::kExpect, "100-continue");
+  post.content = ByteBuf::from(std::string("body"));
+  Promise<FullHttpResponse> promise(&f.ch->event_loop());
+  f.pool->submit(std::move(post), promise);
+  CHECK(f.sent() == get_line("/a") +
+                        "POST /p HTTP/1.1\r\nHost: server\r\nExpect: 100-continue\r\n"
+                        "Content-Length: 4\r\n\r\n");
+  f.answer(ok("A"));
+  CHECK(a.get().content.to_string() == "A");
+  CHECK(f.sent().empty());  // the body still waits for the interim response
+  f.answer("HTTP/1.1 100 Continue\r\n\r\n");
+  CHECK(f.sent() == "body");
+  f.answer(ok("P"));
+  CHECK(promise.future().get().content.to_string() == "P");
+  CHECK(f.pool->idle_connections() == 1);
+}
