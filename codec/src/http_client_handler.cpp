@@ -271,8 +271,14 @@ void HttpClientHandler::exception_caught(ChannelHandlerContext& ctx, std::except
   close();
 }
 
-void HttpClientHandler::abort(std::exception_ptr error) {
-  fail_all(std::move(error));
+void HttpClientHandler::abort(std::uint64_t id, std::exception_ptr error) {
+  const auto others = std::make_exception_ptr(ConnectionClosedError(
+      true, "the connection was closed because another request on it failed"));
+  while (!in_flight_.empty()) {
+    HttpClientExchange exchange = take_front();
+    exchange.fail(exchange.id == id ? error : others);
+  }
+  update_aggregation();
   close();
 }
 

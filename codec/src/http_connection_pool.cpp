@@ -158,8 +158,9 @@ void HttpConnectionPool::on_request_timeout(std::uint64_t id) {
     if (c->carries(id)) {
       const std::shared_ptr<HttpClientHandler> connection = c;  // abort takes it out of the list
       // The connection is closed with the request: its response was not read to the end.
-      connection->abort(std::make_exception_ptr(
-          TimeoutError(TimeoutError::Phase::kRequest, "no complete response from " + authority_)));
+      connection->abort(
+          id, std::make_exception_ptr(TimeoutError(TimeoutError::Phase::kRequest,
+                                                   "no complete response from " + authority_)));
       return;
     }
   }

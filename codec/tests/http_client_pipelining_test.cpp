@@ -217,3 +217,23 @@ TEST_CASE("Pipelining: a 100-continue request behind another keeps its body unti
   CHECK(promise.future().get().content.to_string() == "P");
   CHECK(f.pool->idle_connections() == 1);
 }
+
+TEST_CASE("Pipelining: a timed-out request closes the connection; the others say so") {
+  HttpClientOptions o = pipelined(2);
+  o.request_timeout = std::chrono::seconds(5);
+  PoolFixture f(o);
+  auto a = f.get("/a");
+  f.ch->advance_by(std::chrono::seconds(1));
+  f.ch->run_pending_tasks();
+  auto b = f.get("/b");
+  f.sent();
+  f.ch->advance_by(std::chrono::seconds(4));  // /a's deadline, not /b's
+  f.ch->run_pending_tasks();
+  const auto timeout = failure_as<http::TimeoutError>(a);
+  REQUIRE(timeout.has_value());
+  CHECK(timeout->phase() == http::TimeoutError::Phase::kRequest);
+  const auto closed = failure_as<ConnectionClosedError>(b);
+  REQUIRE(closed.has_value());
+  CHECK(closed->may_have_been_processed());
+  CHECK_FALSE(f.ch->is_open());
+}

@@ -71,8 +71,9 @@ class HttpClientHandler : public ChannelInboundHandler {
   // requests already in flight, when pipelining). A closed channel fails it at once
   // (ConnectionClosedError, not processed).
   void send(HttpClientExchange exchange);
-  // Fails the requests in flight with error and closes the connection.
-  void abort(std::exception_ptr error);
+  // Fails the request id with error, the others in flight (pipelined) with
+  // ConnectionClosedError, and closes the connection.
+  void abort(std::uint64_t id, std::exception_ptr error);
   // Closes the connection (requests in flight fail with ConnectionClosedError).
   void close();
 
