@@ -31,20 +31,53 @@ HttpConnectionPool::~HttpConnectionPool() {
   if (idle_timer_.valid()) idle_timer_.cancel();
   for (auto& exchange : waiting_)
     if (exchange.timer.valid()) exchange.timer.cancel();
+  for (auto& exchange : retrying_)
+    if (exchange.timer.valid()) exchange.timer.cancel();
   for (auto& attempt : attempts_)
     if (attempt->timer.valid()) attempt->timer.cancel();
 }
 
+namespace {
+bool is_idempotent(const HttpMethod& method) noexcept {
+  switch (method.id()) {
+    case HttpMethod::kGet:
+    case HttpMethod::kHead:
+    case HttpMethod::kPut:
+    case HttpMethod::kDelete:
+    case HttpMethod::kOptions:
+    case HttpMethod::kTrace:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
 void HttpConnectionPool::submit(FullHttpRequest request, Promise<FullHttpResponse> promise) {
+  submit_exchange(HttpClientExchange(std::move(request), std::move(promise)));
+}
+
+void HttpConnectionPool::submit_streaming(FullHttpRequest request,
+                                          Promise<StreamingHttpResponse> promise) {
+  HttpClientExchange exchange(std::move(request), Promise<FullHttpResponse>());
+  exchange.streaming = true;
+  exchange.stream_promise.emplace(std::move(promise));
+  submit_exchange(std::move(exchange));
+}
+
+std::size_t HttpConnectionPool::depth() const noexcept {
+  return std::max<std::size_t>(1, options_.pipelining_depth);
+}
+
+void HttpConnectionPool::submit_exchange(HttpClientExchange exchange) {
   if (closed_) {
-    promise.try_set_exception(
-        std::make_exception_ptr(ClosedChannelError("the HTTP client is closed")));
+    exchange.fail(std::make_exception_ptr(ClosedChannelError("the HTTP client is closed")));
     return;
   }
   const std::uint64_t id = next_id_++;
-  HttpClientExchange exchange{id, std::move(request), std::move(promise), {}};
+  exchange.id = id;
   if (idle_.empty() && waiting_.size() >= options_.max_queued_requests_per_host) {
-    exchange.promise.try_set_exception(std::make_exception_ptr(
+    exchange.fail(std::make_exception_ptr(
         RejectedExecutionError("too many requests waiting for a connection to " + authority_)));
     return;
   }
@@ -54,38 +87,87 @@ void HttpConnectionPool::submit(FullHttpRequest request, Promise<FullHttpRespons
   if (!idle_.empty()) {
     auto connection = std::move(idle_.back());
     idle_.pop_back();
-    connection->send(std::move(exchange));
+    send_on(*connection, std::move(exchange));
     return;
+  }
+  if (depth() > 1 && waiting_.empty() &&
+      connections_.size() + connecting_ >= options_.max_connections_per_host) {
+    // Every connection is open and busy: behind the requests of the least loaded one.
+    HttpClientHandler* best = nullptr;
+    for (const auto& c : connections_) {
+      if (c->can_pipeline(depth()) && (!best || c->in_flight() < best->in_flight())) {
+        best = c.get();
+      }
+    }
+    if (best) {
+      send_on(*best, std::move(exchange));
+      return;
+    }
   }
   waiting_.push_back(std::move(exchange));
   connect_if_needed();
 }
 
+void HttpConnectionPool::send_on(HttpClientHandler& connection, HttpClientExchange exchange) {
+  if (options_.retry_on_stale_connection && !exchange.retried && connection.reused() &&
+      is_idempotent(exchange.request.method)) {
+    const FullHttpRequest& r = exchange.request;
+    exchange.retry_copy.emplace(
+        FullHttpRequest{r.method, r.target, r.version, r.headers, r.content.share(), r.trailers});
+  }
+  connection.send(std::move(exchange));
+}
+
+void HttpConnectionPool::retry_or_fail(HttpClientExchange exchange) {
+  if (closed_ || !exchange.retry_copy) {
+    exchange.fail(std::make_exception_ptr(
+        ConnectionClosedError(true, "the connection closed before the response arrived")));
+    return;
+  }
+  exchange.request = std::move(*exchange.retry_copy);
+  exchange.retry_copy.reset();
+  exchange.retried = true;
+  ++retries_;
+  retrying_.push_back(std::move(exchange));
+  connect_if_needed();
+}
+
 void HttpConnectionPool::on_request_timeout(std::uint64_t id) {
+  auto retrying = std::find_if(retrying_.begin(), retrying_.end(),
+                               [id](const HttpClientExchange& e) { return e.id == id; });
+  if (retrying != retrying_.end()) {
+    HttpClientExchange exchange = std::move(*retrying);
+    retrying_.erase(retrying);
+    exchange.fail(std::make_exception_ptr(TimeoutError(
+        TimeoutError::Phase::kPoolWait,
+        "no new connection to " + authority_ + " for a retry within the request timeout")));
+    return;
+  }
   auto waiting = std::find_if(waiting_.begin(), waiting_.end(),
                               [id](const HttpClientExchange& e) { return e.id == id; });
   if (waiting != waiting_.end()) {
     HttpClientExchange exchange = std::move(*waiting);
     waiting_.erase(waiting);
-    exchange.promise.try_set_exception(std::make_exception_ptr(
+    exchange.fail(std::make_exception_ptr(
         TimeoutError(TimeoutError::Phase::kPoolWait, "no connection to " + authority_ +
                                                          " became free within the request "
                                                          "timeout")));
     return;
   }
   for (const auto& c : connections_) {
-    if (c->exchange_id() == id) {
+    if (c->carries(id)) {
       const std::shared_ptr<HttpClientHandler> connection = c;  // abort takes it out of the list
       // The connection is closed with the request: its response was not read to the end.
-      connection->abort(std::make_exception_ptr(
-          TimeoutError(TimeoutError::Phase::kRequest, "no complete response from " + authority_)));
+      connection->abort(
+          id, std::make_exception_ptr(TimeoutError(TimeoutError::Phase::kRequest,
+                                                   "no complete response from " + authority_)));
       return;
     }
   }
 }
 
 void HttpConnectionPool::connect_if_needed() {
-  while (!closed_ && waiting_.size() > connecting_ &&
+  while (!closed_ && waiting_.size() + retrying_.size() > connecting_ &&
          connections_.size() + connecting_ < options_.max_connections_per_host) {
     start_connect();
   }
@@ -168,24 +250,32 @@ void HttpConnectionPool::on_connected(const std::shared_ptr<Attempt>& attempt,
   }
   ++connections_made_;
   connections_.push_back(attempt->handler);
+  if (!retrying_.empty()) {
+    // A new connection: what a stale one failed to carry goes first.
+    HttpClientExchange exchange = std::move(retrying_.front());
+    retrying_.pop_front();
+    send_on(*attempt->handler, std::move(exchange));
+    return;
+  }
   dispatch(attempt->handler);
 }
 
 void HttpConnectionPool::fail_first_waiting(std::exception_ptr error) {
-  if (waiting_.empty()) return;
-  HttpClientExchange exchange = std::move(waiting_.front());
-  waiting_.pop_front();
-  if (exchange.timer.valid()) exchange.timer.cancel();
-  exchange.promise.try_set_exception(std::move(error));
+  std::deque<HttpClientExchange>& queue = retrying_.empty() ? waiting_ : retrying_;
+  if (queue.empty()) return;
+  HttpClientExchange exchange = std::move(queue.front());
+  queue.pop_front();
+  exchange.fail(std::move(error));
 }
 
 void HttpConnectionPool::dispatch(const std::shared_ptr<HttpClientHandler>& connection) {
-  if (!waiting_.empty()) {
+  while (!waiting_.empty() && connection->is_active() &&
+         (!connection->busy() || connection->can_pipeline(depth()))) {
     HttpClientExchange exchange = std::move(waiting_.front());
     waiting_.pop_front();
-    connection->send(std::move(exchange));
-    return;
+    send_on(*connection, std::move(exchange));
   }
+  if (connection->busy() || !connection->is_active()) return;
   connection->idle_since = loop_.current_time_nanos();
   idle_.push_back(connection);
   arm_idle_timer();
@@ -242,7 +332,7 @@ void HttpConnectionPool::close() {
   if (closed_) return;
   closed_ = true;
   if (idle_timer_.valid()) idle_timer_.cancel();
-  while (!waiting_.empty()) {
+  while (!waiting_.empty() || !retrying_.empty()) {
     fail_first_waiting(std::make_exception_ptr(ClosedChannelError("the HTTP client is closed")));
   }
   const auto connections = connections_;

@@ -42,6 +42,10 @@ void HttpObjectAggregator::channel_read(ChannelHandlerContext& ctx, Message msg)
     ctx.fire_channel_read(std::move(msg));
     return;
   }
+  if (pass_responses_ && !response_ && !request_ && !discarding_) {
+    ctx.fire_channel_read(std::move(msg));
+    return;
+  }
   if (msg.is<HttpResponse>()) {
     response_ = msg.take<HttpResponse>();
     request_.reset();

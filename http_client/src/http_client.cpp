@@ -113,6 +113,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   std::shared_ptr<const ssl::SslContext> tls_context();
   Future<FullHttpResponse> execute_once(const Url& url, FullHttpRequest request);
   Future<FullHttpResponse> execute(const Url& url, FullHttpRequest request);
+  Future<StreamingHttpResponse> execute_streaming(const Url& url, FullHttpRequest request);
   void close_all();
 
   EventLoopGroup& group;
@@ -249,6 +250,23 @@ Future<FullHttpResponse> HttpClient::Impl::execute_once(const Url& url, FullHttp
   return future;
 }
 
+Future<StreamingHttpResponse> HttpClient::Impl::execute_streaming(const Url& url,
+                                                                  FullHttpRequest request) {
+  auto pool = pool_for(url);
+  EventExecutor& loop = pool->executor();
+  Promise<StreamingHttpResponse> promise(&loop);
+  Future<StreamingHttpResponse> future = promise.future();
+  if (loop.in_event_loop()) {
+    pool->submit_streaming(std::move(request), std::move(promise));
+  } else {
+    loop.execute([pool = std::move(pool), request = std::move(request),
+                  promise = std::move(promise)]() mutable {
+      pool->submit_streaming(std::move(request), std::move(promise));
+    });
+  }
+  return future;
+}
+
 Future<FullHttpResponse> HttpClient::Impl::execute(const Url& url, FullHttpRequest request) {
   if (!options.follow_redirects) return execute_once(url, std::move(request));
   auto state = std::make_shared<Redirects>();
@@ -332,6 +350,20 @@ Task<FullHttpResponse> HttpClient::request(FullHttpRequest request) {
 
 Task<FullHttpResponse> HttpClient::request(HttpRequest request) {
   co_return co_await execute(std::move(request));
+}
+
+Task<StreamingHttpResponse> HttpClient::request_streaming(FullHttpRequest request) {
+  const Url url = destination_of(request);
+  co_return co_await impl_->execute_streaming(url, std::move(request));
+}
+
+Task<StreamingHttpResponse> HttpClient::request_streaming(HttpRequest request) {
+  FullHttpRequest full;
+  full.method = std::move(request.method);
+  full.target = std::move(request.target);
+  full.version = request.version;
+  full.headers = std::move(request.headers);
+  co_return co_await request_streaming(std::move(full));
 }
 
 }  // namespace trellis::http

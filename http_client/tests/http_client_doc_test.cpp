@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include <trellis/http_client.hpp>
@@ -27,6 +28,18 @@ trellis::Task<std::string> fetch(trellis::http::HttpClient& client, std::string 
   req.target = std::move(url);  // an absolute URL, or a path and a Host header
   trellis::http::FullHttpResponse response = co_await client.request(std::move(req));
   co_return response.content.to_string();
+}
+
+// Streaming: the head first, then the body chunk by chunk as it arrives.
+trellis::Task<std::size_t> count_body_bytes(trellis::http::HttpClient& client, std::string url) {
+  trellis::http::HttpRequest req;
+  req.target = std::move(url);
+  trellis::http::StreamingHttpResponse response = co_await client.request_streaming(std::move(req));
+  std::size_t bytes = 0;
+  while (std::optional<trellis::ByteBuf> chunk = co_await response.body().next()) {
+    bytes += chunk->readable_bytes();
+  }
+  co_return bytes;  // the connection went back to the pool with the end of the body
 }
 // --------------------------------------------------------------------------------------------
 
@@ -62,6 +75,9 @@ TEST_CASE("docs/http.md: the client examples fetch from http_echo_server") {
     auto f = group.spawn(fetch(client, url));
     REQUIRE(f.wait_for(std::chrono::seconds(60)));
     CHECK(f.get() == "Hello, World!");
+    auto n = group.spawn(count_body_bytes(client, url));
+    REQUIRE(n.wait_for(std::chrono::seconds(60)));
+    CHECK(n.get() == std::string("Hello, World!").size());
   }
   kill(pid, SIGTERM);
   int status = 0;

@@ -71,6 +71,25 @@ class H(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"12345")
             self.wfile.flush()
             self.close_connection = True
+        elif self.path.startswith("/stream/"):  # /stream/N: N chunks "chunk-i," one by one
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i in range(int(self.path[8:])):
+                part = b"chunk-%d," % i
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        elif self.path == "/big":  # 8 MiB, more than the socket buffers hold
+            size = 8 << 20
+            self.send_response(200)
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            try:
+                block = b"x" * 65536
+                for _ in range(size // len(block)): self.wfile.write(block)
+            except OSError:
+                self.close_connection = True
         elif self.path == "/silent":
             time.sleep(30)
             self.close_connection = True
@@ -147,6 +166,40 @@ std::string write_python_server() {
 }
 
 ChildServer python_server() { return ChildServer({"python3", write_python_server()}); }
+
+// A server whose keep-alive connections go stale: on each connection it answers the first
+// request (with the client's port) and closes at the second without a byte of answer, as a
+// server does that closed an idle connection just as the client reused it.
+constexpr const char* kStaleServer = R"PY(
+import socket, threading
+def serve(conn, port):
+    data = b""
+    answered = False
+    while True:
+        chunk = conn.recv(65536)
+        if not chunk: break
+        data += chunk
+        while b"\r\n\r\n" in data:
+            head, data = data.split(b"\r\n\r\n", 1)
+            n = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"): n = int(line.split(b":")[1])
+            data = data[n:]
+            if answered:
+                conn.close()
+                return
+            body = str(port).encode()
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+            answered = True
+    conn.close()
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+print(s.getsockname()[1], flush=True)
+while True:
+    c, addr = s.accept()
+    threading.Thread(target=serve, args=(c, addr[1]), daemon=True).start()
+)PY";
 
 // Failure guard for waits: generous, never a timed assertion.
 FullHttpResponse await(Future<FullHttpResponse> f) {
@@ -358,4 +411,109 @@ TEST_CASE("HttpClient: Expect: 100-continue against http.server (which answers 1
   const std::string a = await(client.get(server.url("/port"))).content.to_string();
   const std::string b = await(client.get(server.url("/port"))).content.to_string();
   CHECK(a == b);
+}
+
+namespace {
+// Reads a streamed body to the end on the connection's loop.
+Task<std::string> read_streamed(HttpClient& client, std::string url, EventExecutor* loop) {
+  HttpRequest req;
+  req.target = std::move(url);
+  StreamingHttpResponse response = co_await client.request_streaming(std::move(req));
+  std::string body = std::to_string(response.status.code) + ":";
+  int chunks = 0;
+  while (std::optional<ByteBuf> chunk = co_await response.body().next()) {
+    CHECK(loop->in_event_loop());
+    body += chunk->to_string();
+    ++chunks;
+  }
+  CHECK(chunks >= 1);
+  co_return body;
+}
+
+// Reads the first chunk of a streamed body and drops the response.
+Task<std::size_t> read_first_chunk(HttpClient& client, std::string url) {
+  HttpRequest req;
+  req.target = std::move(url);
+  StreamingHttpResponse response = co_await client.request_streaming(std::move(req));
+  std::optional<ByteBuf> chunk = co_await response.body().next();
+  co_return chunk ? chunk->readable_bytes() : 0;
+}
+
+template <class T>
+T run_on(EventLoop& loop, Task<T> task) {
+  auto f = loop.spawn(std::move(task));
+  REQUIRE(f.wait_for(60s));
+  return std::move(f).get();
+}
+}  // namespace
+
+TEST_CASE("HttpClient: a streamed body from http.server, then the connection is reused") {
+  ChildServer server = python_server();
+  EventLoopGroup group(1);
+  HttpClient client(group);
+  EventLoop& loop = group.next();
+  const std::string before = await(client.get(server.url("/port"))).content.to_string();
+  const std::string body = run_on(loop, read_streamed(client, server.url("/stream/20"), &loop));
+  std::string expected = "200:";
+  for (int i = 0; i < 20; ++i) expected += "chunk-" + std::to_string(i) + ",";
+  CHECK(body == expected);
+  // Read to the end: the connection went back to the pool.
+  CHECK(await(client.get(server.url("/port"))).content.to_string() == before);
+}
+
+TEST_CASE("HttpClient: a streamed response dropped early closes its connection") {
+  ChildServer server = python_server();
+  EventLoopGroup group(1);
+  HttpClient client(group);
+  EventLoop& loop = group.next();
+  const std::string before = await(client.get(server.url("/port"))).content.to_string();
+  CHECK(run_on(loop, read_first_chunk(client, server.url("/big"))) > 0);
+  // The rest of the 8 MiB was not read: that connection is gone, a new one serves this.
+  CHECK(await(client.get(server.url("/port"))).content.to_string() != before);
+}
+
+TEST_CASE("HttpClient: a streamed body read from another executor") {
+  ChildServer server = python_server();
+  EventLoopGroup group(1);
+  EventLoopGroup other(1);
+  HttpClient client(group);
+  EventLoop& reader = other.next();
+  const std::string body = run_on(reader, read_streamed(client, server.url("/stream/5"), &reader));
+  CHECK(body == "200:chunk-0,chunk-1,chunk-2,chunk-3,chunk-4,");
+}
+
+TEST_CASE("HttpClient: an idempotent request on a stale keep-alive connection is retried") {
+  const std::string script =
+      "/tmp/trellis_http_client_stale_server_" + std::to_string(getpid()) + ".py";
+  std::ofstream(script) << kStaleServer;
+  ChildServer server({"python3", script});
+  EventLoopGroup group(1);
+  HttpClient client(group);
+  const std::string first = await(client.get(server.url("/"))).content.to_string();
+  // The same connection is reused; the server closes it: sent again on a new connection.
+  FullHttpResponse second = await(client.get(server.url("/")));
+  CHECK(second.status.code == 200);
+  CHECK(second.content.to_string() != first);
+  // A POST is not sent twice: it fails, saying that it may have been processed.
+  FullHttpRequest post = post_to(server.url("/"), "once");
+  auto e = failure_of<ConnectionClosedError>(client.execute(std::move(post)));
+  CHECK(e.may_have_been_processed());
+}
+
+TEST_CASE("HttpClient: pipelined requests against http.server") {
+  ChildServer server = python_server();
+  EventLoopGroup group(1);
+  HttpClientOptions options;
+  options.max_connections_per_host = 1;
+  options.pipelining_depth = 8;
+  HttpClient client(group, options);
+  const std::string port = await(client.get(server.url("/port"))).content.to_string();
+  std::vector<Future<FullHttpResponse>> responses;
+  for (int i = 0; i < 20; ++i) {
+    responses.push_back(client.get(server.url(i % 2 ? "/port" : "/chunked")));
+  }
+  for (int i = 0; i < 20; ++i) {
+    const std::string body = await(responses[static_cast<std::size_t>(i)]).content.to_string();
+    CHECK(body == (i % 2 ? port : "chunk-one,chunk-two"));
+  }
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <trellis/codec/http/content_coding.hpp>
+#include <trellis/codec/http/http_body_stream.hpp>
 #include <trellis/codec/http/http_client_errors.hpp>
 #include <trellis/codec/http/http_client_handler.hpp>
 #include <trellis/codec/http/http_client_options.hpp>
@@ -19,4 +20,5 @@
 #include <trellis/codec/http/http_server_codec.hpp>
 #include <trellis/codec/http/http_server_expect_continue_handler.hpp>
 #include <trellis/codec/http/http_server_keep_alive_handler.hpp>
+#include <trellis/codec/http/streaming_http_response.hpp>
 #include <trellis/codec/http/url.hpp>

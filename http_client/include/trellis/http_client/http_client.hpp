@@ -11,6 +11,7 @@
 #include <trellis/codec/http/http_client_options.hpp>
 #include <trellis/codec/http/http_connection_pool.hpp>
 #include <trellis/codec/http/http_message.hpp>
+#include <trellis/codec/http/streaming_http_response.hpp>
 #include <trellis/codec/http/url.hpp>
 #include <trellis/pipeline/future.hpp>
 #include <trellis/pipeline/task.hpp>
@@ -46,6 +47,14 @@ class HttpClient {
   // awaiting task's executor.
   Task<FullHttpResponse> request(FullHttpRequest request);
   Task<FullHttpResponse> request(HttpRequest request);
+
+  // The streaming form: completes with the response head once it arrived, and the body is read
+  // as it comes, `while (auto chunk = co_await response.body().next()) ...`, back-pressured (the
+  // connection stops reading while a few chunks wait for the reader). The connection goes back
+  // to the pool once the body was read to its end; a response dropped before that closes it.
+  // request_timeout runs until the head; redirects are not followed (the 3xx is returned).
+  Task<StreamingHttpResponse> request_streaming(FullHttpRequest request);
+  Task<StreamingHttpResponse> request_streaming(HttpRequest request);
 
   const HttpClientOptions& options() const noexcept;
 

@@ -1,18 +1,24 @@
 // HttpClientHandler: the last handler of a client connection (behind HttpClientCodec and
-// HttpObjectAggregator). It sends one request at a time and completes its promise with the
-// FullHttpResponse, skipping 1xx interim responses; then it hands the connection back to its
-// HttpConnectionPool, reusable only when the response allows keep-alive and was read whole.
-// A malformed response, a timeout or a close before the end fails the request and closes the
-// connection, so a broken connection never goes back to the pool.
+// HttpObjectAggregator). It sends requests and completes their promises with the responses, in
+// order, skipping 1xx interim responses: one request at a time, or up to the pool's pipelining
+// depth. A response is whole (FullHttpResponse) or, for a streaming request, a head whose body
+// goes to an HttpBodyStream as it arrives (the aggregator lets that response through in pieces).
+// After each response it tells its HttpConnectionPool, which reuses the connection only when the
+// response allows keep-alive and was read whole. A malformed response, a timeout or a close
+// before the end fails the requests in flight and closes the connection, so a broken connection
+// never goes back to the pool.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <optional>
 
+#include <trellis/codec/http/http_body_stream.hpp>
 #include <trellis/codec/http/http_message.hpp>
+#include <trellis/codec/http/streaming_http_response.hpp>
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/channel_handler.hpp>
 #include <trellis/pipeline/promise.hpp>
@@ -21,14 +27,31 @@
 namespace trellis::http {
 
 class HttpConnectionPool;
+class HttpObjectAggregator;
+class HttpClientCodec;
 
 // One request on its way: the request, the promise its response completes, and the timer of
 // its request_timeout (armed when it was submitted).
 struct HttpClientExchange {
+  HttpClientExchange(FullHttpRequest r, Promise<FullHttpResponse> p)
+      : request(std::move(r)), promise(std::move(p)) {}
+
   std::uint64_t id = 0;
   FullHttpRequest request;
   Promise<FullHttpResponse> promise;
   ScheduledFuture<void> timer;
+  // A streaming request: the head completes stream_promise, the body goes to stream. (Optional:
+  // a promise allocates its state, and most requests are not streaming.)
+  bool streaming = false;
+  std::optional<Promise<StreamingHttpResponse>> stream_promise;
+  std::shared_ptr<HttpBodyStream> stream;
+  // A copy of the request kept to send it again on a fresh connection if the reused one turns
+  // out to be stale (an idempotent request whose first attempt is on a reused connection).
+  std::optional<FullHttpRequest> retry_copy;
+  bool retried = false;  // this is the second attempt
+
+  // Fails whichever promise (or body stream) this exchange completes.
+  void fail(std::exception_ptr error);
 };
 
 class HttpClientHandler : public ChannelInboundHandler {
@@ -39,40 +62,68 @@ class HttpClientHandler : public ChannelInboundHandler {
   explicit HttpClientHandler(std::weak_ptr<HttpConnectionPool> pool) : pool_(std::move(pool)) {}
   ~HttpClientHandler() override;
 
-  void handler_added(ChannelHandlerContext& ctx) override { ctx_ = &ctx; }
+  void handler_added(ChannelHandlerContext& ctx) override;
   void channel_read(ChannelHandlerContext& ctx, Message msg) override;
   void channel_inactive(ChannelHandlerContext& ctx) override;
   void exception_caught(ChannelHandlerContext& ctx, std::exception_ptr error) override;
 
-  // On the channel's loop, with no request in flight: writes the request and waits for its
-  // response. A closed channel fails it at once (ConnectionClosedError, not processed).
+  // On the channel's loop: writes the request and queues it for its response (behind the
+  // requests already in flight, when pipelining). A closed channel fails it at once
+  // (ConnectionClosedError, not processed).
   void send(HttpClientExchange exchange);
-  // Fails the request in flight (if any) with error and closes the connection.
-  void abort(std::exception_ptr error);
-  // Closes the connection (a request in flight fails with ConnectionClosedError).
+  // Fails the request id with error, the others in flight (pipelined) with
+  // ConnectionClosedError, and closes the connection.
+  void abort(std::uint64_t id, std::exception_ptr error);
+  // Closes the connection (requests in flight fail with ConnectionClosedError).
   void close();
 
-  bool busy() const noexcept { return exchange_.has_value(); }
-  // The id of the request in flight (0: none).
-  std::uint64_t exchange_id() const noexcept { return exchange_ ? exchange_->id : 0; }
+  bool busy() const noexcept { return !in_flight_.empty(); }
+  std::size_t in_flight() const noexcept { return in_flight_.size(); }
+  // Whether one more request may be pipelined behind those in flight (depth: the pool's
+  // pipelining depth; never behind a streaming, 100-continue or last request).
+  bool can_pipeline(std::size_t depth) const noexcept;
+  // Whether the request with this id is in flight here.
+  bool carries(std::uint64_t id) const noexcept;
   bool is_active() const noexcept;
   Channel* channel() const noexcept;
+
+  // Whether a response was read to the end on this connection: a request sent on it now goes
+  // on a reused connection, which may turn out stale.
+  bool reused() const noexcept { return completed_ > 0; }
 
   // The pool's bookkeeping: when the connection last went idle (the loop's clock).
   std::int64_t idle_since = 0;
 
  private:
-  // The exchange leaves this connection: its timer is cancelled and it is returned.
-  HttpClientExchange take_exchange();
-  void fail(std::exception_ptr error);
+  // The front exchange leaves this connection: its timer is cancelled and it is returned.
+  HttpClientExchange take_front();
+  void on_full_response(ChannelHandlerContext& ctx, FullHttpResponse response);
+  void on_head(HttpResponse head);
+  void on_last(ChannelHandlerContext& ctx, ByteBuf content);
+  // The front exchange's response is complete: hand the connection back, then the result.
+  void finish_front(ChannelHandlerContext& ctx, bool keep_alive);
+  void fail_all(std::exception_ptr front_error);
+  // No byte of a response arrived since the last one ended, on a connection that carried one:
+  // the server closed it while idle.
+  bool stale() const noexcept;
+  // The aggregator lets the next response through in pieces when it belongs to a streaming
+  // request.
+  void update_aggregation();
   // The body held back by a 100-continue request goes now.
   void send_held_body();
 
   std::weak_ptr<HttpConnectionPool> pool_;
   ChannelHandlerContext* ctx_ = nullptr;
-  std::optional<HttpClientExchange> exchange_;
+  HttpObjectAggregator* aggregator_ = nullptr;
+  HttpClientCodec* codec_ = nullptr;
+  std::uint64_t inbound_mark_ = 0;  // codec_->inbound_bytes() when the last response ended
+  std::deque<HttpClientExchange> in_flight_;  // in the order of their responses
+  std::uint64_t completed_ = 0;               // responses read to the end
   bool closed_ = false;             // channel_inactive seen, or the pool was told of the close
-  bool reusable_ = true;            // the request in flight allows the connection to be kept
+  bool reusable_ = true;            // the requests so far allow the connection to be kept
+  bool server_closing_ = false;     // a response said Connection: close
+  bool response_started_ = false;   // a byte of the front exchange's response arrived
+  bool interim_ = false;            // in a 1xx response let through in pieces
   bool awaiting_continue_ = false;  // a 100-continue request's body is held
   ByteBuf held_body_;
   ScheduledFuture<void> continue_timer_;

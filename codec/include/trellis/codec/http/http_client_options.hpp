@@ -34,6 +34,16 @@ struct HttpClientOptions {
   int max_redirects = 5;
   // The largest response body read (a larger one fails with codec::TooLongFrameError).
   std::size_t max_response_body = 16 * 1024 * 1024;
+  // Requests in flight on one connection at most (HTTP/1.1 pipelining): 0 or 1, the default,
+  // is no pipelining. Above 1, once max_connections_per_host connections are open, a request
+  // goes behind those in flight on the least loaded connection rather than waiting for one to
+  // be free; responses are matched to requests in order, and a connection that fails fails all
+  // of its requests (ConnectionClosedError says whether each may have been processed).
+  std::size_t pipelining_depth = 0;
+  // An idempotent request (GET, HEAD, PUT, DELETE, OPTIONS, TRACE) sent on a reused keep-alive
+  // connection that closes before any byte of its response (the server had closed it while
+  // idle) is sent once more, on a new connection.
+  bool retry_on_stale_connection = true;
   // Limits of the response parser (head size, field count, chunk size).
   HttpParserLimits limits;
   // The TLS client context of https:// URLs (a client SslContext: trusted CAs, verification).

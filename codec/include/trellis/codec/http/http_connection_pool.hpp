@@ -44,6 +44,9 @@ class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPoo
   // On the pool's loop: sends request on an idle connection, a new one, or after the requests
   // waiting before it. promise (of this loop) completes with the response or the error.
   void submit(FullHttpRequest request, Promise<FullHttpResponse> promise);
+  // The same for a streaming request: promise completes with the head, and the body is read
+  // from the response's HttpResponseBody. request_timeout runs until the head.
+  void submit_streaming(FullHttpRequest request, Promise<StreamingHttpResponse> promise);
   // On the pool's loop: closes every connection and fails every waiting request
   // (ClosedChannelError); later submissions fail the same way.
   void close();
@@ -52,7 +55,9 @@ class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPoo
   std::size_t open_connections() const noexcept { return connections_.size(); }
   std::size_t idle_connections() const noexcept { return idle_.size(); }
   std::size_t connecting() const noexcept { return connecting_; }
-  std::size_t waiting_requests() const noexcept { return waiting_.size(); }
+  std::size_t waiting_requests() const noexcept { return waiting_.size() + retrying_.size(); }
+  // Requests sent once more after a stale connection, since the pool was created.
+  std::uint64_t retries() const noexcept { return retries_; }
   // Connections made since the pool was created.
   std::uint64_t connections_made() const noexcept { return connections_made_; }
 
@@ -64,6 +69,14 @@ class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPoo
   void on_released(const HttpClientHandler* connection, bool reusable);
   // From HttpClientHandler: the connection closed.
   void on_closed(const HttpClientHandler* connection);
+  // From HttpClientHandler: exchange was on a connection found stale; it is sent again on a new
+  // connection when it may be, else it fails with ConnectionClosedError.
+  void retry_or_fail(HttpClientExchange exchange);
+
+  void submit_exchange(HttpClientExchange exchange);
+  // Sends exchange on connection, keeping a copy of the request when it may be retried.
+  void send_on(HttpClientHandler& connection, HttpClientExchange exchange);
+  std::size_t depth() const noexcept;
 
   void on_request_timeout(std::uint64_t id);
   void on_connected(const std::shared_ptr<Attempt>& attempt,
@@ -83,12 +96,14 @@ class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPoo
   HttpClientOptions options_;
   Connector connector_;
   std::deque<HttpClientExchange> waiting_;
+  std::deque<HttpClientExchange> retrying_;                      // each waits for a new connection
   std::vector<std::shared_ptr<HttpClientHandler>> connections_;  // open (busy or idle)
   std::vector<std::shared_ptr<HttpClientHandler>> idle_;         // most recently used last
   std::vector<std::shared_ptr<Attempt>> attempts_;               // connecting
   std::size_t connecting_ = 0;
   std::uint64_t next_id_ = 1;
   std::uint64_t connections_made_ = 0;
+  std::uint64_t retries_ = 0;
   ScheduledFuture<void> idle_timer_;
   bool idle_timer_armed_ = false;
   bool closed_ = false;

@@ -125,6 +125,7 @@ class HttpClientCodec : public ChannelDuplexHandler {
   explicit HttpClientCodec(HttpParserLimits limits = {}) : decoder_(limits) {}
 
   void channel_read(ChannelHandlerContext& ctx, Message msg) override {
+    if (const auto* bytes = msg.try_get<ByteBuf>()) inbound_bytes_ += bytes->readable_bytes();
     decoder_.channel_read(ctx, std::move(msg));
   }
   void channel_read_complete(ChannelHandlerContext& ctx) override {
@@ -135,6 +136,9 @@ class HttpClientCodec : public ChannelDuplexHandler {
     decoder_.user_event_triggered(ctx, std::move(event));
   }
   void handler_removed(ChannelHandlerContext& ctx) override { decoder_.handler_removed(ctx); }
+  // Bytes received so far: the client tells a connection closed before any byte of a response
+  // (stale, safe to retry on) from one closed in the middle of it.
+  std::uint64_t inbound_bytes() const noexcept { return inbound_bytes_; }
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
     if (auto* r = msg.try_get<HttpRequest>()) {
       decoder_.on_request_method(r->method.id());
@@ -147,6 +151,7 @@ class HttpClientCodec : public ChannelDuplexHandler {
  private:
   HttpResponseDecoder decoder_;
   HttpRequestEncoder encoder_;
+  std::uint64_t inbound_bytes_ = 0;
 };
 
 }  // namespace trellis::http
