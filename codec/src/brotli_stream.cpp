@@ -2,6 +2,7 @@
 #include <brotli/decode.h>
 #include <brotli/encode.h>
 
+#include <algorithm>
 #include <string>
 
 #include <trellis/codec/compression/stream_compressor.hpp>
@@ -50,6 +51,11 @@ class BrotliCompressor final : public StreamCompressor {
         return;
       }
     }
+  }
+
+  void set_source_size(std::size_t bytes) override {
+    BrotliEncoderSetParameter(state_, BROTLI_PARAM_SIZE_HINT,
+                              static_cast<std::uint32_t>(std::min<std::size_t>(bytes, 1u << 30)));
   }
 
   void reset() override {

@@ -152,7 +152,9 @@ void HttpContentCompressor::write(ChannelHandlerContext& ctx, Message msg, Chann
       if (coding != ContentCoding::kIdentity) {
         const auto body = full->content.readable_span();
         ByteBuf out = ctx.alloc().buffer(body.size() / 4 + 256);
-        compressor(coding).compress(body, codec::StreamCompressor::Op::kFinish, out);
+        codec::StreamCompressor& engine = compressor(coding);
+        engine.set_source_size(body.size());  // the whole body is known: size the tables for it
+        engine.compress(body, codec::StreamCompressor::Op::kFinish, out);
         if (out.readable_bytes() < body.size()) {
           full->content = std::move(out);
           mark_encoded(full->headers, coding);

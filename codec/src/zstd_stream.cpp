@@ -56,6 +56,10 @@ class ZstdCompressor final : public StreamCompressor {
     finished_ = false;
   }
 
+  void set_source_size(std::size_t bytes) override {
+    ZSTD_CCtx_setPledgedSrcSize(cctx_, static_cast<unsigned long long>(bytes));
+  }
+
  private:
   ZSTD_CCtx* cctx_;
 };

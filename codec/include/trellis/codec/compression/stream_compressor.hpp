@@ -27,6 +27,10 @@ class StreamCompressor {
   virtual void compress(std::span<const std::byte> in, Op op, ByteBuf& out) = 0;
   // Starts a new stream with the same settings (reusing the library's state where it can).
   virtual void reset() = 0;
+  // Announces that the stream (from the last reset) will hold exactly `bytes` bytes, so the
+  // library can size its tables and window as its one-shot API would (zstd, brotli). Call right
+  // after reset(), before any input; the stream must then hold exactly that many bytes.
+  virtual void set_source_size(std::size_t /*bytes*/) {}
   // True after kFinish (until reset()).
   bool is_finished() const noexcept { return finished_; }
 
