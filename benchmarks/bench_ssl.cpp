@@ -4,6 +4,8 @@
 // two SslHandlers on EmbeddedChannels (client and server) and moves the ciphertext between them;
 // the raw side runs two SSL objects on memory BIOs and moves it the same way.
 // allocs_per_op counts operator-new calls (OpenSSL's own mallocs are not seen).
+// LoopbackEcho/{Tls,Plain}: 100 MB echoed over one loopback TCP connection, client and server on
+// a loop each, with and without TLS 1.3 (SslHandler on both sides): the MB/s of a bulk echo.
 #include <benchmark/benchmark.h>
 
 #include <openssl/ssl.h>
@@ -17,6 +19,7 @@
 #include <trellis/pipeline.hpp>
 #include <trellis/ssl.hpp>
 #include <trellis/testing.hpp>
+#include <trellis/transport.hpp>
 
 #include "test_pki.hpp"
 #include "tls_pair.hpp"
@@ -249,6 +252,127 @@ void RawBulk(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kBulkBytes));
 }
 BENCHMARK(RawBulk)->Unit(benchmark::kMicrosecond);
+
+// --- loopback echo (sockets) ---------------------------------------------------------------
+
+constexpr std::size_t kEchoBytes = 100'000'000;  // 100 MB each way
+constexpr std::size_t kEchoChunk = 16'000;       // one TLS record's worth per write
+
+// Echoes every read; stops reading while the echo cannot be written, so memory stays bounded.
+class EchoBack final : public ChannelInboundHandler {
+ public:
+  bool is_sharable() const noexcept override { return true; }
+  void channel_read(ChannelHandlerContext& ctx, Message msg) override {
+    ctx.write_and_flush(std::move(msg));
+    if (!ctx.channel().is_writable()) ctx.channel().config().set_auto_read(false);
+  }
+  void channel_writability_changed(ChannelHandlerContext& ctx) override {
+    if (ctx.channel().is_writable()) ctx.channel().config().set_auto_read(true);
+    ctx.fire_channel_writability_changed();
+  }
+  void exception_caught(ChannelHandlerContext& ctx, std::exception_ptr) override { ctx.close(); }
+};
+
+// Writes shares of one chunk while the channel is writable (after the handshake when there is
+// one), until kEchoBytes went out; completes done when they all came back.
+class EchoSource final : public ChannelInboundHandler {
+ public:
+  EchoSource(const ByteBuf& chunk, Promise<void> done) : chunk_(chunk), done_(std::move(done)) {}
+  void channel_active(ChannelHandlerContext& ctx) override {
+    if (auto tls = ctx.pipeline().get<SslHandler>("tls")) {
+      tls->handshake_future().add_listener([this, &ctx](const Future<void>& f) {
+        if (f.is_success()) {
+          write_more(ctx);
+        } else {
+          done_.try_set_exception(f.cause());
+        }
+      });
+    } else {
+      write_more(ctx);
+    }
+    ctx.fire_channel_active();
+  }
+  void channel_writability_changed(ChannelHandlerContext& ctx) override {
+    if (started_) write_more(ctx);
+    ctx.fire_channel_writability_changed();
+  }
+  void channel_read(ChannelHandlerContext&, Message msg) override {
+    received_ += msg.get<ByteBuf>().readable_bytes();
+    if (received_ == kEchoBytes) done_.try_set_value();
+  }
+  void exception_caught(ChannelHandlerContext& ctx, std::exception_ptr e) override {
+    done_.try_set_exception(e);
+    ctx.close();
+  }
+
+ private:
+  void write_more(ChannelHandlerContext& ctx) {
+    started_ = true;
+    while (sent_ < kEchoBytes && ctx.channel().is_writable()) {
+      ctx.write_and_flush(Message(chunk_.share()));
+      sent_ += chunk_.readable_bytes();
+    }
+  }
+  const ByteBuf& chunk_;
+  Promise<void> done_;
+  bool started_ = false;
+  std::size_t sent_ = 0;
+  std::size_t received_ = 0;
+};
+
+void loopback_echo(benchmark::State& state, bool tls) {
+  const SslContext server_ctx = server_context();
+  const SslContext client_ctx = client_context(0);
+  std::vector<char> bytes(kEchoChunk, 'x');
+  const ByteBuf chunk = ByteBuf::from(std::string_view(bytes.data(), bytes.size()));
+  EventLoopGroup group(2);
+  auto echo = std::make_shared<EchoBack>();
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .child_handler(ChannelInitializer::from([&server_ctx, tls, echo](Channel& ch) {
+                      if (tls)
+                        ch.pipeline().add_last("tls", std::make_shared<SslHandler>(server_ctx));
+                      ch.pipeline().add_last("echo", echo);
+                    }))
+                    .bind("127.0.0.1", 0)
+                    .get();
+  const std::uint16_t port = server->local_address()->port();
+  for (auto _ : state) {
+    Promise<void> done;
+    Future<void> finished = done.future();
+    auto source = std::make_shared<EchoSource>(chunk, std::move(done));
+    auto client = Bootstrap()
+                      .group(group)
+                      .handler(ChannelInitializer::from([&client_ctx, tls, source](Channel& ch) {
+                        if (tls) {
+                          ch.pipeline().add_last(
+                              "tls", std::make_shared<SslHandler>(client_ctx, "localhost"));
+                        }
+                        ch.pipeline().add_last("source", source);
+                      }))
+                      .connect("127.0.0.1", port)
+                      .get();
+    finished.get();
+    client->close();
+    client->close_future().wait();
+  }
+  server->close();
+  server->close_future().wait();
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kEchoBytes));
+}
+
+void LoopbackEchoTls(benchmark::State& state) { loopback_echo(state, true); }
+BENCHMARK(LoopbackEchoTls)
+    ->Name("LoopbackEcho/Tls")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+void LoopbackEchoPlain(benchmark::State& state) { loopback_echo(state, false); }
+BENCHMARK(LoopbackEchoPlain)
+    ->Name("LoopbackEcho/Plain")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
 
 }  // namespace
 
