@@ -180,10 +180,16 @@ class EventLoop::LoopTimeScope {
 };
 
 std::size_t EventLoop::run_queued_tasks() {
-  {
-    std::lock_guard lock(queue_mutex_);
-    running_.swap(incoming_);
-  }
+  take_queued_tasks();
+  return run_taken_tasks();
+}
+
+void EventLoop::take_queued_tasks() {
+  std::lock_guard lock(queue_mutex_);
+  running_.swap(incoming_);
+}
+
+std::size_t EventLoop::run_taken_tasks() {
   std::size_t n = running_.size();
   {
     LoopTimeScope loop_time(*this, kLoopTimeUnread);
@@ -199,8 +205,11 @@ std::size_t EventLoop::run_queued_tasks() {
 
 void EventLoop::drain() {
   drain_posted_.store(false, std::memory_order_seq_cst);
+  // The queued tasks are taken before the foreign schedules, so that a task scheduled from a
+  // thread before that thread's execute() is in the queue when the executed task runs.
+  take_queued_tasks();
   auto n = take_in_foreign_tasks();
-  if (run_queued_tasks() + n > 0) last_activity_ = monotonic_nanos();
+  if (run_taken_tasks() + n > 0) last_activity_ = monotonic_nanos();
 }
 
 std::size_t EventLoop::take_in_foreign_tasks(bool close) {

@@ -207,3 +207,25 @@ TEST_CASE("schedules racing a shutdown are cancelled or refused, never lost") {
     CHECK(accepted.size() + refused == 2000);
   }
 }
+
+TEST_CASE("a task scheduled from a thread before its execute() is queued when that task runs") {
+  // The loop takes the executed tasks first, then the foreign schedules: never the other way
+  // round, where a schedule racing the loop's drain could miss the task that follows it.
+  EventLoop loop;
+  auto armed = loop.schedule(1h, [] {});  // later schedules need no wake-up of their own
+  loop.submit([] {}).get();
+  constexpr std::size_t kPairs = 20'000;
+  std::vector<ScheduledFuture<void>> tasks;
+  tasks.reserve(kPairs);
+  std::atomic<std::size_t> missed{0};
+  for (std::size_t i = 1; i <= kPairs; ++i) {  // back to back, racing the loop's drains
+    tasks.push_back(loop.schedule(2h, [] {}));
+    loop.execute([&loop, &missed, i] {
+      if (loop.scheduled_task_count() < i + 1) missed.fetch_add(1, std::memory_order_relaxed);
+    });
+  }
+  loop.submit([] {}).get();
+  CHECK(missed.load() == 0);
+  for (auto& f : tasks) f.cancel();
+  armed.cancel();
+}

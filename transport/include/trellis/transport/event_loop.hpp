@@ -114,7 +114,9 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   void run();
   void post_drain();
   void drain();
-  std::size_t run_queued_tasks();
+  std::size_t run_queued_tasks();  // take_queued_tasks() then run_taken_tasks()
+  void take_queued_tasks();
+  std::size_t run_taken_tasks();
   void on_timer(std::uint64_t generation);
   void on_clock_advanced();
   void drain_if_pending();
