@@ -34,8 +34,7 @@ void request_task_cancel(TaskContext* context, StateBase* keep_alive) noexcept {
 void post_resume(EventExecutor* executor, std::coroutine_handle<> h, bool& refused) {
   if (t_thread_role.role == ThreadRole::kBlocker) {
     // Posted later, when await_suspend has returned: a refusal then fails the await instead.
-    UniqueFunction<void()> post(
-        [executor, h, r = &refused] { resume_on_executor(executor, h, *r); });
+    UniqueFunction<void()> post([executor, h, r = &refused] { post_to_executor(executor, h, *r); });
     if (defer_until_idle(post)) return;
   }
   executor->execute([h] { h.resume(); });

@@ -155,6 +155,10 @@ void resume_on_executor(EventExecutor* executor, std::coroutine_handle<> h,
     h.resume();
     return;
   }
+  post_to_executor(executor, h, refused);
+}
+
+void post_to_executor(EventExecutor* executor, std::coroutine_handle<> h, bool& refused) noexcept {
   if (!executor->is_terminated()) {
     try {
       executor->execute([h] { h.resume(); });

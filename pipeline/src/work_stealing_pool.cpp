@@ -2,6 +2,7 @@
 #include <trellis/pipeline/work_stealing_pool.hpp>
 
 #include <algorithm>
+#include <cassert>
 #include <limits>
 #include <thread>
 
@@ -105,7 +106,34 @@ struct WorkStealingPool::Worker {
   // first owns the role: a replacement thread when it starts, or the old owner when its job
   // returns first (a short section).
   std::atomic<std::uint32_t> handoff{0};
+#ifndef NDEBUG
+  // The thread that holds the role (checked in builds with assertions: one owner at a time).
+  std::atomic<std::thread::id> owner{};
+#endif
 };
+
+namespace {
+// Assertion builds only: the calling thread becomes w's one owner, or stops being it.
+template <class W>
+void take_ownership([[maybe_unused]] W& w) noexcept {
+#ifndef NDEBUG
+  auto previous = w.owner.exchange(std::this_thread::get_id(), std::memory_order_relaxed);
+  assert(previous == std::thread::id{} && "a worker role has two owners");
+#endif
+}
+template <class W>
+void give_up_ownership([[maybe_unused]] W& w) noexcept {
+#ifndef NDEBUG
+  auto previous = w.owner.exchange(std::thread::id{}, std::memory_order_relaxed);
+  assert(previous == std::this_thread::get_id() && "a worker role given up by a non-owner");
+#endif
+}
+template <class W>
+void check_ownership([[maybe_unused]] const W& w) noexcept {
+  assert(w.owner.load(std::memory_order_relaxed) == std::this_thread::get_id() &&
+         "a worker role run by a thread that does not own it");
+}
+}  // namespace
 
 WorkStealingPool::WorkStealingPool() : WorkStealingPool(Options{}) {}
 
@@ -265,29 +293,33 @@ bool WorkStealingPool::work_visible(const Worker& w) const noexcept {
 
 void WorkStealingPool::worker_loop(Worker& w) {
   auto& role = detail::t_thread_role;
+  take_ownership(w);
   role = ThreadRoleState{ThreadRole::kWorker, this, &w};
   detail::CurrentExecutorScope scope(this);
   while (Job* job = next_job(w)) {
     run_logged(job);
     free_job(job);
-    if (role.slot != &w) {
-      // The job handed the worker role off and has now suspended (or ended).
+    // The job may have handed the worker role off (and has now suspended or ended).
+    while (role.slot != &w) {
       end_outstanding_blocking();
-      if (w.handoff.fetch_and(~kOffered, std::memory_order_acq_rel) & kOffered) {
-        // No replacement has started yet: take the role back. A short section then costs one
-        // wake-up, not two; the replacement on its way becomes a spare for the next hand-off.
-        spare_claimers_.fetch_add(1, std::memory_order_seq_cst);
-        role = ThreadRoleState{ThreadRole::kWorker, this, &w};
-        detail::run_deferred_until_idle();  // a worker again: post what the task left now
-        continue;
+      if (!(w.handoff.fetch_and(~kOffered, std::memory_order_acq_rel) & kOffered)) {
+        return;  // this thread is a blocker and goes back to the cache; the replacement runs w
       }
-      return;  // this thread is a blocker and goes back to the cache; the replacement runs w
+      // No replacement has started yet: take the role back. A short section then costs one
+      // wake-up, not two; the replacement on its way becomes a spare for the next hand-off.
+      take_ownership(w);
+      spare_claimers_.fetch_add(1, std::memory_order_seq_cst);
+      role = ThreadRoleState{ThreadRole::kWorker, this, &w};
+      // A worker again: post what the task left now. That only posts (never resumes a task
+      // here), but check the role again all the same before running w.
+      detail::run_deferred_until_idle();
     }
   }
   stop_worker();
 }
 
 WorkStealingPool::Job* WorkStealingPool::next_job(Worker& w) {
+  check_ownership(w);
   ++w.tick;
   if (w.tick % kTimerInterval == 0) push_due_timers(w);
   Job* job = nullptr;
@@ -490,6 +522,7 @@ bool WorkStealingPool::hand_off_worker_role() {
   w->searching_credit = true;
   searching_.fetch_add(1, std::memory_order_seq_cst);
   role = ThreadRoleState{ThreadRole::kBlocker, nullptr, nullptr};
+  give_up_ownership(*w);
   // From here on this thread must not touch w: a replacement may take it at any moment.
   w->handoff.store(kOffered, std::memory_order_seq_cst);
   // A replacement already on its way whose role was taken back takes this one.
@@ -504,6 +537,7 @@ bool WorkStealingPool::hand_off_worker_role() {
   if (!cache_.try_run(job)) {
     if (w->handoff.fetch_and(~kOffered, std::memory_order_acq_rel) & kOffered) {
       // No replacement exists: still ours.
+      take_ownership(*w);
       w->searching_credit = false;
       searching_.fetch_sub(1, std::memory_order_seq_cst);
       role = ThreadRoleState{ThreadRole::kWorker, this, w};

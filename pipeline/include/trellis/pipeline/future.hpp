@@ -31,6 +31,10 @@ EventExecutor* awaiting_executor(std::coroutine_handle<P> h) noexcept {
 // sets refused and resumes h here: the awaiter then throws from await_resume (see
 // throw_resumption_refused), so the task fails instead of hanging or running on this thread.
 void resume_on_executor(EventExecutor* executor, std::coroutine_handle<> h, bool& refused) noexcept;
+// The same, but always through executor->execute(), even on the executor's own thread: for a
+// post that must not run the task inside its caller (a blocker thread posting what its task
+// left, or a worker taking its role back).
+void post_to_executor(EventExecutor* executor, std::coroutine_handle<> h, bool& refused) noexcept;
 [[noreturn]] void throw_resumption_refused();
 
 template <class T>
