@@ -7,7 +7,7 @@
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/channel_events.hpp>
 #include <trellis/pipeline/composite_byte_buf.hpp>
-#include <trellis/pipeline/message_list_pool.hpp>
+#include <trellis/pipeline/detail/message_list_pool.hpp>
 
 namespace trellis::codec {
 

@@ -110,7 +110,7 @@ void HttpBodyFraming::write_content_or_pass(ChannelHandlerContext& ctx, Message 
     encode_content(ctx, std::move(last->content), &*last->trailers, true, out);
   } else if (auto* region = msg.try_get<FileRegion>()) {
     if (mode == Mode::kSkip) {
-      promise.try_success();  // the body of a HEAD or 304 answer is not sent
+      promise.try_set_value();  // the body of a HEAD or 304 answer is not sent
       return;
     }
     if (mode == Mode::kChunked && region->remaining() > 0) {

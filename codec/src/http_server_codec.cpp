@@ -73,7 +73,7 @@ void HttpServerCodec::channel_inactive(ChannelHandlerContext& ctx) {
   cancel_timer();
   if (lingering_) {
     lingering_ = false;
-    close_promise_.try_success();  // the peer closed first: the close is done
+    close_promise_.try_set_value();  // the peer closed first: the close is done
   }
   decoder_.channel_inactive(ctx);
 }
@@ -249,7 +249,7 @@ void HttpServerCodec::close_connection(ChannelHandlerContext& ctx, ChannelPromis
   if (lingering_) {
     if (!promise.is_void()) {
       ctx.channel().close_future().add_listener(
-          [promise](const Future<void>&) mutable { promise.try_success(); });
+          [promise](const Future<void>&) mutable { promise.try_set_value(); });
     }
     return;
   }

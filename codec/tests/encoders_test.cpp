@@ -12,9 +12,9 @@
 #include <trellis/codec/length_field_based_frame_decoder.hpp>
 #include <trellis/codec/length_field_prepender.hpp>
 #include <trellis/codec/message_to_byte_encoder.hpp>
-#include <trellis/codec/message_to_message_codec.hpp>
 #include <trellis/codec/string_codec.hpp>
 #include <trellis/pipeline/channel_pipeline.hpp>
+#include <trellis/pipeline/message_to_message_codec.hpp>
 #include <trellis/testing/decoder_verifier.hpp>
 #include <trellis/testing/doctest_helpers.hpp>
 
@@ -46,7 +46,7 @@ class IntCodec : public trellis::codec::ByteToMessageCodec<int> {
 };
 
 // int in, its decimal std::string out; std::string out, its length as int... inverted on write.
-class IntStringCodec : public trellis::codec::MessageToMessageCodec<int, std::string> {
+class IntStringCodec : public trellis::MessageToMessageCodec<int, std::string> {
  protected:
   void decode(ChannelHandlerContext&, int msg, std::vector<Message>& out) override {
     out.emplace_back(std::to_string(msg));

@@ -107,7 +107,7 @@ void Channel::Unsafe::fail(ChannelPromise& promise, std::exception_ptr error) {
   if (promise.is_void()) {
     channel_.pipeline_.fire_exception_caught(std::move(error));
   } else {
-    promise.try_failure(std::move(error));
+    promise.try_set_exception(std::move(error));
   }
 }
 
@@ -137,7 +137,7 @@ void Channel::Unsafe::bind(const SocketAddress& local, ChannelPromise promise) {
   if (!was_active && channel_.is_active()) {
     invoke_later([this] { channel_.pipeline_.fire_channel_active(); });
   }
-  promise.try_success();
+  promise.try_set_value();
 }
 
 void Channel::Unsafe::connect(const SocketAddress& remote,
@@ -169,16 +169,16 @@ void Channel::Unsafe::disconnect(ChannelPromise promise) {
   if (was_active && !channel_.is_active()) {
     invoke_later([this] { channel_.pipeline_.fire_channel_inactive(); });
   }
-  promise.try_success();
+  promise.try_set_value();
 }
 
 void Channel::Unsafe::close(ChannelPromise promise) {
   if (close_initiated_) {
     if (channel_.close_promise_.is_done()) {
-      promise.try_success();
+      promise.try_set_value();
     } else if (!promise.is_void()) {
       channel_.close_future().add_listener(
-          [promise](const Future<void>&) mutable { promise.try_success(); });
+          [promise](const Future<void>&) mutable { promise.try_set_value(); });
     }
     return;
   }
@@ -196,7 +196,7 @@ void Channel::Unsafe::close(ChannelPromise promise) {
   if (close_error) {
     fail(promise, close_error);
   } else {
-    promise.try_success();
+    promise.try_set_value();
   }
   if (buffer) buffer->close(std::make_exception_ptr(ClosedChannelError()));
   if (in_flush_) {

@@ -239,7 +239,7 @@ void run_on_channel(std::shared_ptr<Channel> channel, const ChannelPromise& prom
     }
   } catch (...) {
     ChannelPromise failed = promise;
-    failed.try_failure(std::current_exception());
+    failed.try_set_exception(std::current_exception());
   }
 }
 
@@ -270,7 +270,7 @@ Future<void> ChannelGroup::broadcast(Message msg, const ChannelMatcher& matcher,
         own = msg.clone();
       }
     } catch (...) {
-      promise.try_failure(std::current_exception());
+      promise.try_set_exception(std::current_exception());
       continue;
     }
     run_on_channel(std::move(targets[i]), promise,

@@ -107,7 +107,7 @@ void ChannelHandlerContext::on_outbound_exception(std::exception_ptr error,
   if (promise.is_void()) {
     on_handler_exception(std::move(error));
   } else {
-    promise.try_failure(std::move(error));
+    promise.try_set_exception(std::move(error));
   }
 }
 
@@ -118,19 +118,20 @@ void ChannelHandlerContext::run_on_loop(ChannelPromise&& promise, Fn&& fn) {
   Pin pin(this);
   ChannelPromise keep = promise;  // null copy when void
   try {
-    executor_->execute([pin = std::move(pin), p = std::move(promise),
-                        f = std::forward<Fn>(fn)]() mutable {
-      ChannelHandlerContext* self = pin.get();
-      if (self->is_orphaned()) {
-        p.try_failure(ClosedChannelError("channel closed and released before the operation ran"));
-        return;
-      }
-      f(*self, std::move(p));
-    });
+    executor_->execute(
+        [pin = std::move(pin), p = std::move(promise), f = std::forward<Fn>(fn)]() mutable {
+          ChannelHandlerContext* self = pin.get();
+          if (self->is_orphaned()) {
+            p.try_set_exception(
+                ClosedChannelError("channel closed and released before the operation ran"));
+            return;
+          }
+          f(*self, std::move(p));
+        });
   } catch (...) {
     // The loop no longer takes tasks (it shut down): the operation fails, nothing runs.
     if (keep.is_void()) throw;
-    keep.try_failure(std::current_exception());
+    keep.try_set_exception(std::current_exception());
   }
 }
 

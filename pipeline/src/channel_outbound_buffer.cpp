@@ -35,7 +35,7 @@ struct SpareRingArrays {
   }
   // The slot for arrays of n entries, or -1.
   static int slot(std::size_t n) noexcept {
-    constexpr std::size_t kFirst = RingBuffer<int>::kInitialCapacity;
+    constexpr std::size_t kFirst = detail::RingBuffer<int>::kInitialCapacity;
     for (std::size_t i = 0; i < kClasses; ++i) {
       if (n == kFirst << i) return static_cast<int>(i);
     }
@@ -151,9 +151,9 @@ bool ChannelOutboundBuffer::remove_entry(std::exception_ptr error, bool notify) 
   const std::size_t size = front.size;
   drop_front();
   if (error) {
-    promise.try_failure(std::move(error));
+    promise.try_set_exception(std::move(error));
   } else {
-    promise.try_success();
+    promise.try_set_value();
   }
   decrement_pending(size, notify);
   return true;

@@ -32,14 +32,14 @@ struct ChunkedWriteHandler::Transfer {
     if (done) return;
     done = true;
     close_input();
-    promise.try_success();
+    promise.try_set_value();
   }
   void fail(std::exception_ptr error) noexcept {
     if (done) return;
     done = true;
     close_input();
     if (!promise.is_void()) {
-      promise.try_failure(std::move(error));
+      promise.try_set_exception(std::move(error));
     } else if (pipeline != nullptr && !detail::is_closed_channel_error(error)) {
       pipeline->fire_exception_caught(std::move(error));
     }
@@ -202,13 +202,13 @@ bool ChunkedWriteHandler::write_queued(ChannelHandlerContext& ctx) {
 void ChunkedWriteHandler::discard(std::exception_ptr error) {
   if (!error) error = std::make_exception_ptr(ClosedChannelError());
   // Failing a promise runs listeners, which may write again: take the queue first.
-  RingBuffer<PendingWrite> pending = std::move(queue_);
+  detail::RingBuffer<PendingWrite> pending = std::move(queue_);
   queue_.clear();
   for (PendingWrite& w : pending) {
     if (w.transfer) {
       w.transfer->fail(error);
     } else {
-      w.promise.try_failure(error);
+      w.promise.try_set_exception(error);
     }
   }
 }

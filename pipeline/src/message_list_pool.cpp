@@ -1,5 +1,5 @@
 // The per-thread pool behind PooledMessageList (see message_list_pool.hpp).
-#include <trellis/pipeline/message_list_pool.hpp>
+#include <trellis/pipeline/detail/message_list_pool.hpp>
 
 namespace trellis::detail {
 

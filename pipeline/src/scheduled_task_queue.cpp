@@ -1,5 +1,5 @@
 // The scheduled-task heap (see scheduled_task_queue.hpp).
-#include <trellis/pipeline/scheduled_task_queue.hpp>
+#include <trellis/pipeline/detail/scheduled_task_queue.hpp>
 
 namespace trellis::detail {
 

@@ -53,7 +53,7 @@ void WriteTimeoutHandler::on_timeout(ChannelHandlerContext& ctx, PendingWrite* w
     if (write->promise.is_void()) {
       ctx.fire_exception_caught(std::make_exception_ptr(WriteTimeoutError()));
     } else {
-      write->promise.try_failure(WriteTimeoutError());
+      write->promise.try_set_exception(WriteTimeoutError());
     }
     write_timed_out(ctx);
   } catch (...) {

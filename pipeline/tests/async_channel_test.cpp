@@ -33,7 +33,7 @@ Task<void> write_one(IntChannel& ac, int v) { co_await ac.outbound().write(v); }
 class FailingWrites final : public ChannelOutboundHandler {
  public:
   void write(ChannelHandlerContext&, Message, ChannelPromise promise) override {
-    promise.try_failure(IoError(std::make_error_code(std::errc::broken_pipe), "write"));
+    promise.try_set_exception(IoError(std::make_error_code(std::errc::broken_pipe), "write"));
   }
 };
 
@@ -62,7 +62,7 @@ class SharedTestChannel final : public Channel,
   void do_bind(const SocketAddress&) override {}
   void do_connect(const SocketAddress&, const std::optional<SocketAddress>&,
                   ChannelPromise promise) override {
-    promise.try_success();
+    promise.try_set_value();
   }
   void do_close() override { open_ = false; }
   void do_begin_read() override {}

@@ -39,10 +39,10 @@ class JoinGroup final : public ChannelInboundHandler {
 class RefuseOutbound final : public ChannelOutboundHandler {
  public:
   void write(ChannelHandlerContext&, Message, ChannelPromise promise) override {
-    promise.try_failure(IoError(std::make_error_code(std::errc::broken_pipe), "write"));
+    promise.try_set_exception(IoError(std::make_error_code(std::errc::broken_pipe), "write"));
   }
   void close(ChannelHandlerContext&, ChannelPromise promise) override {
-    promise.try_failure(IoError(std::make_error_code(std::errc::io_error), "close"));
+    promise.try_set_exception(IoError(std::make_error_code(std::errc::io_error), "close"));
   }
 };
 

@@ -125,7 +125,7 @@ class FailNthWrite : public ChannelOutboundHandler {
   explicit FailNthWrite(int n) : n_(n) {}
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
     if (++writes_ == n_) {
-      promise.try_failure(IoError(std::make_error_code(std::errc::broken_pipe), "refused"));
+      promise.try_set_exception(IoError(std::make_error_code(std::errc::broken_pipe), "refused"));
       return;
     }
     ctx.write(std::move(msg), std::move(promise));

@@ -35,7 +35,7 @@ class LocalChannel final : public Channel {
   void do_bind(const SocketAddress&) override {}
   void do_connect(const SocketAddress&, const std::optional<SocketAddress>&,
                   ChannelPromise promise) override {
-    promise.try_success();
+    promise.try_set_value();
   }
   void do_close() override { open_ = false; }
   void do_begin_read() override {}

@@ -59,7 +59,7 @@ class Catcher final : public ChannelInboundHandler {
 class FailingWrites final : public ChannelOutboundHandler {
  public:
   void write(ChannelHandlerContext&, Message, ChannelPromise promise) override {
-    promise.try_failure(IoError(std::make_error_code(std::errc::broken_pipe), "write"));
+    promise.try_set_exception(IoError(std::make_error_code(std::errc::broken_pipe), "write"));
   }
 };
 

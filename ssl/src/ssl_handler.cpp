@@ -245,13 +245,13 @@ void SslHandler::channel_inactive(ChannelHandlerContext& ctx) {
 
 void SslHandler::write(ChannelHandlerContext& /*ctx*/, Message msg, ChannelPromise promise) {
   if (!msg.is<ByteBuf>() && !msg.is<CompositeByteBuf>()) {
-    promise.try_failure(
+    promise.try_set_exception(
         WrongTypeError("SslHandler encrypts ByteBuf and CompositeByteBuf only, not " +
                        std::string(msg.type_name())));
     return;
   }
   if (state_ == State::kClosed || close_started_) {
-    promise.try_failure(ClosedChannelError());
+    promise.try_set_exception(ClosedChannelError());
     return;
   }
   pending_.push_back(PendingWrite{std::move(msg), std::move(promise)});
@@ -300,7 +300,7 @@ void SslHandler::encrypt_pending(ChannelHandlerContext& ctx) {
     }
   } catch (...) {
     staged_ = 0;
-    for (auto& w : batch) w.promise.try_failure(std::current_exception());
+    for (auto& w : batch) w.promise.try_set_exception(std::current_exception());
     fail(ctx, std::current_exception(), false);
     return;
   }
@@ -358,7 +358,7 @@ void SslHandler::drain_output(ChannelHandlerContext& ctx) {
   const std::size_t pending = BIO_ctrl_pending(wbio_);
   if (pending == 0) {
     // Nothing to send (empty writes): their promises are done.
-    for (auto& p : done_promises_) p.try_success();
+    for (auto& p : done_promises_) p.try_set_value();
     done_promises_.clear();
     return;
   }
@@ -380,9 +380,9 @@ ChannelPromise SslHandler::take_done_promises(ChannelHandlerContext& ctx) {
       [promises = std::move(done_promises_)](const Future<void>& f) mutable {
         for (auto& p : promises) {
           if (f.is_success()) {
-            p.try_success();
+            p.try_set_value();
           } else {
-            p.try_failure(f.cause());
+            p.try_set_exception(f.cause());
           }
         }
       });
@@ -440,10 +440,10 @@ void SslHandler::fail(ChannelHandlerContext& ctx, std::exception_ptr error, bool
 void SslHandler::fail_pending(const std::exception_ptr& error) {
   auto batch = std::move(pending_);
   pending_.clear();
-  for (auto& w : batch) w.promise.try_failure(error);
-  for (auto& p : staged_promises_) p.try_failure(error);
+  for (auto& w : batch) w.promise.try_set_exception(error);
+  for (auto& p : staged_promises_) p.try_set_exception(error);
   staged_promises_.clear();
-  for (auto& p : done_promises_) p.try_failure(error);
+  for (auto& p : done_promises_) p.try_set_exception(error);
   done_promises_.clear();
 }
 

@@ -218,7 +218,7 @@ void EmbeddedChannel::do_bind(const SocketAddress& local) { local_ = local; }
 void EmbeddedChannel::do_connect(const SocketAddress& remote, const std::optional<SocketAddress>&,
                                  ChannelPromise promise) {
   remote_ = remote;
-  promise.try_success();
+  promise.try_set_value();
 }
 void EmbeddedChannel::do_close() {
   state_ = State::kClosed;

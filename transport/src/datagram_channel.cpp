@@ -130,7 +130,7 @@ void DatagramChannel::do_connect(const SocketAddress& remote,
   connected_.store(true, std::memory_order_release);
   const bool was_active = state_.exchange(kActive, std::memory_order_acq_rel) == kActive;
   spdlog::debug("[id: 0x{}] connected to {}", id().as_short_text(), remote.to_string());
-  promise.try_success();
+  promise.try_set_value();
   if (!was_active) pipeline().fire_channel_active();
 }
 

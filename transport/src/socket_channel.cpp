@@ -186,7 +186,7 @@ void SocketChannel::do_connect(const SocketAddress& remote,
       auto self = weak.lock();
       if (!self || self->state_.load() != kConnecting || !self->connect_) return;
       const std::unique_ptr<ConnectState> state = std::move(self->connect_);
-      state->promise.try_failure(std::make_exception_ptr(ConnectTimeoutError(
+      state->promise.try_set_exception(std::make_exception_ptr(ConnectTimeoutError(
           std::make_error_code(std::errc::timed_out), "connect to " + state->remote.to_string())));
       self->unsafe().close(ChannelPromise{});
     });
@@ -213,7 +213,7 @@ void SocketChannel::finish_connect(std::error_code error) {
   if (state->timeout) state->timeout->cancel();
   ChannelPromise promise = std::move(state->promise);
   if (error) {
-    promise.try_failure(
+    promise.try_set_exception(
         std::make_exception_ptr(IoError(error, "connect to " + state->remote.to_string())));
     unsafe().close(ChannelPromise{});
     return;
@@ -222,7 +222,7 @@ void SocketChannel::finish_connect(std::error_code error) {
   remote_ = query_address(fd_, true);
   state_.store(kActive, std::memory_order_release);
   spdlog::debug("[id: 0x{}] connected to {}", id().as_short_text(), state->remote.to_string());
-  const bool set = promise.try_success();
+  const bool set = promise.try_set_value();
   // A cancelled connect promise closes the channel, as in Netty.
   if (!set && !promise.is_void()) {
     unsafe().close(ChannelPromise{});
@@ -237,7 +237,7 @@ void SocketChannel::do_close() {
   if (const std::unique_ptr<ConnectState> state = std::move(connect_)) {
     if (state->timeout) state->timeout->cancel();
     if (!state->promise.is_void()) {
-      state->promise.try_failure(std::make_exception_ptr(ClosedChannelError()));
+      state->promise.try_set_exception(std::make_exception_ptr(ClosedChannelError()));
     }
   }
   draining_ = false;

@@ -11,5 +11,4 @@
 #include <trellis/codec/length_field_prepender.hpp>
 #include <trellis/codec/line_based_frame_decoder.hpp>
 #include <trellis/codec/message_to_byte_encoder.hpp>
-#include <trellis/codec/message_to_message_codec.hpp>
 #include <trellis/codec/string_codec.hpp>

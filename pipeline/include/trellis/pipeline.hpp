@@ -36,14 +36,15 @@
 #include <trellis/pipeline/future.hpp>
 #include <trellis/pipeline/idle_state_event.hpp>
 #include <trellis/pipeline/idle_state_handler.hpp>
+#include <trellis/pipeline/logging_handler.hpp>
 #include <trellis/pipeline/manual_clock.hpp>
 #include <trellis/pipeline/message.hpp>
+#include <trellis/pipeline/message_to_message_codec.hpp>
 #include <trellis/pipeline/message_to_message_decoder.hpp>
 #include <trellis/pipeline/message_to_message_encoder.hpp>
 #include <trellis/pipeline/pooled_byte_buf_allocator.hpp>
 #include <trellis/pipeline/promise.hpp>
 #include <trellis/pipeline/read_timeout_handler.hpp>
-#include <trellis/pipeline/ring_buffer.hpp>
 #include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/pipeline/simple_channel_inbound_handler.hpp>
 #include <trellis/pipeline/socket_address.hpp>

@@ -9,7 +9,6 @@
 #include <trellis/transport/event_loop.hpp>
 #include <trellis/transport/event_loop_group.hpp>
 #include <trellis/transport/event_loop_options.hpp>
-#include <trellis/transport/logging_handler.hpp>
 #include <trellis/transport/server_bootstrap.hpp>
 #include <trellis/transport/server_socket_channel.hpp>
 #include <trellis/transport/socket_channel.hpp>

@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
+#include <trellis/pipeline/detail/scheduled_task_queue.hpp>
 #include <trellis/pipeline/event_executor.hpp>
-#include <trellis/pipeline/scheduled_task_queue.hpp>
 
 namespace trellis {
 

@@ -235,8 +235,8 @@ class AsyncWriteAllAwaiter final : public AsyncWriteAwaiterBase {
     } catch (...) {
       // A copy threw: what was written goes out (its promises are released when it is written),
       // the awaiter reports the exception.
-      shared.try_failure(std::current_exception());
-      last.try_failure(std::current_exception());
+      shared.try_set_exception(std::current_exception());
+      last.try_set_exception(std::current_exception());
       shared = ChannelPromise();
       ch.flush();
       throw;

@@ -21,8 +21,8 @@
 #include <span>
 
 #include <trellis/pipeline/channel_promise.hpp>
+#include <trellis/pipeline/detail/ring_buffer.hpp>
 #include <trellis/pipeline/message.hpp>
-#include <trellis/pipeline/ring_buffer.hpp>
 
 namespace trellis {
 
@@ -140,7 +140,7 @@ class ChannelOutboundBuffer {
 
   Channel* channel_;
   std::optional<Entry> first_;  // the head of the queue, without a heap allocation
-  RingBuffer<Entry, RingAllocator> rest_;
+  detail::RingBuffer<Entry, RingAllocator> rest_;
   std::size_t flushed_ = 0;  // entry(0) .. entry(flushed_ - 1) are flushed
   std::size_t pending_bytes_ = 0;
   std::uint32_t unwritable_ = 0;

@@ -42,12 +42,14 @@ class ChannelPromise {
     return Future<void>(state_);
   }
 
-  bool try_success() noexcept { return state_ && state_->try_set_value(); }
-  bool try_failure(std::exception_ptr error) noexcept {
+  // Completes the promise (false when it was already complete, or is the void promise); the
+  // same names as Promise<void>'s.
+  bool try_set_value() noexcept { return state_ && state_->try_set_value(); }
+  bool try_set_exception(std::exception_ptr error) noexcept {
     return state_ && state_->try_fail(std::move(error));
   }
   template <class E>
-  bool try_failure(E error) noexcept {
+  bool try_set_exception(E error) noexcept {
     return state_ && state_->try_fail(std::make_exception_ptr(std::move(error)));
   }
 

@@ -8,7 +8,7 @@
 
 #include <trellis/pipeline/channel_handler.hpp>
 #include <trellis/pipeline/chunked_input.hpp>
-#include <trellis/pipeline/ring_buffer.hpp>
+#include <trellis/pipeline/detail/ring_buffer.hpp>
 
 namespace trellis {
 
@@ -64,7 +64,7 @@ class ChunkedWriteHandler : public ChannelDuplexHandler {
   // Closes and fails everything queued (error null: ClosedChannelError).
   void discard(std::exception_ptr error);
 
-  RingBuffer<PendingWrite> queue_;
+  detail::RingBuffer<PendingWrite> queue_;
   ChannelHandlerContext* ctx_ = nullptr;
   // For resume_transfer() from another thread: set by handler_added.
   EventExecutor* executor_ = nullptr;

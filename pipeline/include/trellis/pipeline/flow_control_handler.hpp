@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include <trellis/pipeline/channel_handler.hpp>
-#include <trellis/pipeline/ring_buffer.hpp>
+#include <trellis/pipeline/detail/ring_buffer.hpp>
 
 namespace trellis {
 
@@ -39,7 +39,7 @@ class FlowControlHandler : public ChannelDuplexHandler {
   // channel_read_complete when it delivered some and the queue drained. Returns how many.
   std::size_t dequeue(ChannelHandlerContext& ctx, std::size_t min_consume);
 
-  RingBuffer<Message> queue_;
+  detail::RingBuffer<Message> queue_;
   // A read() found nothing queued: the next message to arrive goes through at once.
   bool should_consume_ = false;
   // Bumped whenever the queue drains, so a dequeue() re-entered from a handler's read() ends the

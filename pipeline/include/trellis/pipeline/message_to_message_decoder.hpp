@@ -5,7 +5,7 @@
 #include <vector>
 
 #include <trellis/pipeline/channel_handler_context.hpp>
-#include <trellis/pipeline/message_list_pool.hpp>
+#include <trellis/pipeline/detail/message_list_pool.hpp>
 
 namespace trellis {
 

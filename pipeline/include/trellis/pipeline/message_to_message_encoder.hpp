@@ -5,7 +5,7 @@
 #include <vector>
 
 #include <trellis/pipeline/channel_handler_context.hpp>
-#include <trellis/pipeline/message_list_pool.hpp>
+#include <trellis/pipeline/detail/message_list_pool.hpp>
 
 namespace trellis {
 
@@ -24,7 +24,7 @@ class MessageToMessageEncoder : public ChannelOutboundHandler {
     encode(ctx, msg.take<T>(), out.list());
     auto& list = out.list();
     if (list.empty()) {
-      promise.try_success();
+      promise.try_set_value();
       return;
     }
     for (std::size_t i = 0; i + 1 < list.size(); ++i) ctx.write(std::move(list[i]));

@@ -31,6 +31,10 @@ class Promise {
   bool try_set_exception(std::exception_ptr error) noexcept {
     return state_->try_fail(std::move(error));
   }
+  template <class E>
+  bool try_set_exception(E error) noexcept {
+    return try_set_exception(std::make_exception_ptr(std::move(error)));
+  }
   void set_exception(std::exception_ptr error) {
     if (!try_set_exception(std::move(error))) already_complete();
   }

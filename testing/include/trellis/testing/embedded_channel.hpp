@@ -16,7 +16,7 @@
 #include <vector>
 
 #include <trellis/pipeline/channel.hpp>
-#include <trellis/pipeline/ring_buffer.hpp>
+#include <trellis/pipeline/detail/ring_buffer.hpp>
 #include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/testing/embedded_event_loop.hpp>
 
@@ -37,7 +37,7 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder,
                               public Channel,
                               public std::enable_shared_from_this<EmbeddedChannel> {
  public:
-  using MessageQueue = RingBuffer<Message>;
+  using MessageQueue = detail::RingBuffer<Message>;
 
   struct Options {
     // Register (and activate) at construction, as Netty does; off: call register_channel().

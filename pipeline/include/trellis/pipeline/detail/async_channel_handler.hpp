@@ -11,8 +11,8 @@
 #include <string_view>
 
 #include <trellis/pipeline/channel_handler.hpp>
+#include <trellis/pipeline/detail/ring_buffer.hpp>
 #include <trellis/pipeline/message.hpp>
-#include <trellis/pipeline/ring_buffer.hpp>
 #include <trellis/pipeline/task.hpp>
 
 namespace trellis {

@@ -36,9 +36,9 @@ ChannelPromise watch_write(ChannelHandlerContext& ctx, ChannelPromise original, 
                                fn = std::forward<Fn>(on_done)](const Future<void>& f) mutable {
     fn(f);
     if (f.is_success()) {
-      original.try_success();
+      original.try_set_value();
     } else if (!original.is_void()) {
-      original.try_failure(f.cause());
+      original.try_set_exception(f.cause());
     } else if (!is_closed_channel_error(f.cause())) {
       pipeline->fire_exception_caught(f.cause());
     }

@@ -7,7 +7,7 @@
 #include <trellis/pipeline/message_to_message_decoder.hpp>
 #include <trellis/pipeline/message_to_message_encoder.hpp>
 
-namespace trellis::codec {
+namespace trellis {
 
 // decode/encode follow MessageToMessageDecoder/Encoder (pooled output lists, the write's promise
 // on the last encoded message). Messages of other types pass through in both directions.
@@ -66,4 +66,4 @@ class MessageToMessageCodec : public ChannelDuplexHandler {
   Encoder encoder_;
 };
 
-}  // namespace trellis::codec
+}  // namespace trellis

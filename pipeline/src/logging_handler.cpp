@@ -1,5 +1,5 @@
 // LoggingHandler (see logging_handler.hpp).
-#include <trellis/transport/logging_handler.hpp>
+#include <trellis/pipeline/logging_handler.hpp>
 
 #include <trellis/pipeline/byte_buf.hpp>
 #include <trellis/pipeline/channel.hpp>

@@ -12,7 +12,7 @@
 
 #include <trellis/pipeline/error.hpp>
 
-namespace trellis {
+namespace trellis::detail {
 
 template <class T, class Alloc = std::allocator<T>>
 class RingBuffer {
@@ -154,4 +154,4 @@ class RingBuffer {
   std::size_t size_ = 0;
 };
 
-}  // namespace trellis
+}  // namespace trellis::detail
