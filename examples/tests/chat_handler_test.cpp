@@ -35,7 +35,7 @@ std::shared_ptr<EmbeddedChannel> client(const std::shared_ptr<ChatInitializer>& 
 
 }  // namespace
 
-TEST_CASE("chat: the codec splits lines and decodes them; strings go out as bytes") {
+TEST_CASE("chat: the codec splits lines and decodes them, and strings go out as bytes") {
   testing::BufferLeakCheck leaks;
   {
     // No chat handler: what the pipeline makes of the bytes reaches the tail.
