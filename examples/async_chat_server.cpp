@@ -27,8 +27,9 @@ Task<void> chat(ChatChannel::Inbound& in, ChatChannel::Outbound& out, ChannelGro
                 Channel& ch) {
   const std::string name = peer_name(ch);
   room.add(ch);  // it leaves the room by itself when it closes
-  co_await out.write(welcome_line(name, room.size() - 1));
+  const std::size_t others = room.size() - 1;
   room.write_and_flush(joined_line(name), channel_matchers::is_not(ch));
+  co_await out.write(welcome_line(name, others));
   for (;;) {
     std::optional<std::string> line;
     bool too_long = false;

@@ -41,8 +41,9 @@ class ChatHandler : public SimpleChannelInboundHandler<std::string> {
   void channel_active(ChannelHandlerContext& ctx) override {
     room_.add(ctx.channel());  // it leaves the room by itself when it closes
     const std::string name = peer_name(ctx.channel());
-    ctx.write_and_flush(welcome_line(name, room_.size() - 1));
+    const std::size_t others = room_.size() - 1;
     room_.write_and_flush(joined_line(name), channel_matchers::is_not(ctx.channel()));
+    ctx.write_and_flush(welcome_line(name, others));
     ctx.fire_channel_active();
   }
 

@@ -51,6 +51,11 @@ class Client:
         self.sock.close()
 
 
+def expect(name, client, wanted):
+    got = client.line()
+    return check(name, got == wanted, got)
+
+
 def start(idle_seconds):
     proc = subprocess.Popen([SERVER, "--host", HOST, "--port", "0", "--threads", "2",
                              "--idle-seconds", str(idle_seconds)],
@@ -73,40 +78,39 @@ def stop(proc):
 
 def chat(port):
     alice = Client(port)
-    check("alice is welcomed, alone", alice.line() == f"* welcome {alice.name}, 0 other(s) here")
+    expect("alice is welcomed, alone", alice, f"* welcome {alice.name}, 0 other(s) here")
     bob = Client(port)
-    check("bob is welcomed, with one other", bob.line() == f"* welcome {bob.name}, 1 other(s) here")
-    check("alice hears that bob joined", alice.line() == f"* {bob.name} joined")
+    expect("bob is welcomed, with one other", bob, f"* welcome {bob.name}, 1 other(s) here")
+    expect("alice hears that bob joined", alice, f"* {bob.name} joined")
     carol = Client(port)
-    check("carol is welcomed, with two others",
-          carol.line() == f"* welcome {carol.name}, 2 other(s) here")
-    check("alice hears that carol joined", alice.line() == f"* {carol.name} joined")
-    check("bob hears that carol joined", bob.line() == f"* {carol.name} joined")
+    expect("carol is welcomed, with two others", carol, f"* welcome {carol.name}, 2 other(s) here")
+    expect("alice hears that carol joined", alice, f"* {carol.name} joined")
+    expect("bob hears that carol joined", bob, f"* {carol.name} joined")
 
     alice.say("hello all")
-    check("bob gets alice's line", bob.line() == f"[{alice.name}] hello all")
-    check("carol gets alice's line", carol.line() == f"[{alice.name}] hello all")
+    expect("bob gets alice's line", bob, f"[{alice.name}] hello all")
+    expect("carol gets alice's line", carol, f"[{alice.name}] hello all")
     bob.say("hi alice\r")  # a CRLF line end
     # Had alice's own line come back to her, it would come before bob's.
-    check("alice gets bob's line, not her own", alice.line() == f"[{bob.name}] hi alice")
-    check("carol gets bob's line", carol.line() == f"[{bob.name}] hi alice")
+    expect("alice gets bob's line, not her own", alice, f"[{bob.name}] hi alice")
+    expect("carol gets bob's line", carol, f"[{bob.name}] hi alice")
     carol.say("x" * 2000)  # over the server's 1024-byte line limit
-    check("carol's too long line is refused", carol.line() == "* line too long, dropped")
+    expect("carol's too long line is refused", carol, "* line too long, dropped")
     carol.say("short")
-    check("alice gets carol's next line only", alice.line() == f"[{carol.name}] short")
+    expect("alice gets carol's next line only", alice, f"[{carol.name}] short")
 
     bob.close()
-    check("alice hears that bob left", alice.line() == f"* {bob.name} left")
-    check("carol hears that bob left", carol.line() == f"* {bob.name} left")
+    expect("alice hears that bob left", alice, f"* {bob.name} left")
+    expect("carol hears that bob left", carol, f"* {bob.name} left")
     alice.close()
-    check("carol hears that alice left", carol.line() == f"* {alice.name} left")
+    expect("carol hears that alice left", carol, f"* {alice.name} left")
     carol.close()
 
 
 def idle(port):
     started = time.monotonic()  # before the connection exists, so before the server's timer
     dave = Client(port)
-    check("dave is welcomed", dave.line() == f"* welcome {dave.name}, 0 other(s) here")
+    expect("dave is welcomed", dave, f"* welcome {dave.name}, 0 other(s) here")
     goodbye = dave.line()
     elapsed = time.monotonic() - started
     check("silent dave gets the goodbye line", goodbye == "* goodbye: nothing from you for 1 s",
