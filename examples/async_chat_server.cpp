@@ -26,8 +26,8 @@ using ChatChannel = AsyncChannel<std::string, std::string>;
 Task<void> chat(ChatChannel::Inbound& in, ChatChannel::Outbound& out, ChannelGroup& room,
                 Channel& ch) {
   const std::string name = peer_name(ch);
+  const std::size_t others = room.size();
   room.add(ch);  // it leaves the room by itself when it closes
-  const std::size_t others = room.size() - 1;
   room.write_and_flush(joined_line(name), channel_matchers::is_not(ch));
   co_await out.write(welcome_line(name, others));
   for (;;) {

@@ -39,9 +39,9 @@ class ChatHandler : public SimpleChannelInboundHandler<std::string> {
   bool is_sharable() const noexcept override { return true; }
 
   void channel_active(ChannelHandlerContext& ctx) override {
+    const std::size_t others = room_.size();
     room_.add(ctx.channel());  // it leaves the room by itself when it closes
     const std::string name = peer_name(ctx.channel());
-    const std::size_t others = room_.size() - 1;
     room_.write_and_flush(joined_line(name), channel_matchers::is_not(ctx.channel()));
     ctx.write_and_flush(welcome_line(name, others));
     ctx.fire_channel_active();
