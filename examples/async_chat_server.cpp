@@ -1,0 +1,133 @@
+// async_chat_server: chat_server written as coroutines. The pipeline is the same up to the
+// string codec; then each connection is an AsyncChannel<std::string, std::string> served by a
+// task on its own loop, and a ChannelGroup is the room. See docs/tutorial.md.
+//
+//   async_chat_server [--host H] [--port P] [--threads N] [--idle-seconds S]
+//                     (default 127.0.0.1:8023, 1 thread, 300 s)
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <trellis/transport.hpp>
+
+#include "chat_handler.hpp"
+#include "chat_initializer.hpp"
+
+using namespace trellis;
+using namespace examples;
+
+using ChatChannel = AsyncChannel<std::string, std::string>;
+
+// One connection, on its own loop: greeted, announced, then each line goes to the others.
+Task<void> chat(ChatChannel::Inbound& in, ChatChannel::Outbound& out, ChannelGroup& room,
+                Channel& ch) {
+  const std::string name = peer_name(ch);
+  const std::size_t others = room.size();
+  room.add(ch);  // it leaves the room by itself when it closes
+  room.write_and_flush(joined_line(name), channel_matchers::is_not(ch));
+  co_await out.write(welcome_line(name, others));
+  for (;;) {
+    std::optional<std::string> line;
+    bool too_long = false;
+    try {
+      line = co_await in.next();
+    } catch (const codec::TooLongFrameError&) {
+      too_long = true;  // the decoder skipped that line and goes on
+    }
+    if (too_long) {
+      co_await out.write(too_long_line());
+      continue;
+    }
+    if (!line) break;  // the client left, or the idle handler closed the channel
+    if (!line->empty()) room.write_and_flush(said_line(name, *line), channel_matchers::is_not(ch));
+  }
+}
+
+// Runs chat() and closes the channel, then tells the others.
+Task<void> serve(ChatChannel channel, ChannelGroup& room) {
+  Channel& ch = channel.channel();
+  const std::string name = peer_name(ch);
+  const ChannelMatcher others = channel_matchers::is_not(ch);
+  try {
+    co_await channel.execute_then_close([&](ChatChannel::Inbound& in, ChatChannel::Outbound& out) {
+      return chat(in, out, room, ch);
+    });
+  } catch (const std::exception&) {
+    // A reset or a failed write ends this connection only.
+  }
+  room.write_and_flush(left_line(name), others);
+}
+
+// On the server channel's loop: hands each accepted connection to a task on the child's loop.
+Task<void> accept_loop(AsyncServerChannel<std::string, std::string>& server, ChannelGroup& room) {
+  while (auto child = co_await server.accept()) {
+    EventExecutor& loop = child->event_loop();
+    loop.spawn(serve(std::move(*child), room));
+  }
+}
+
+int main(int argc, char** argv) {
+  std::string host = "127.0.0.1";
+  int port = 8023;
+  int threads = 1;
+  int idle_seconds = 300;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--host") {
+      host = argv[i + 1];
+    } else if (flag == "--port") {
+      port = std::atoi(argv[i + 1]);
+    } else if (flag == "--threads") {
+      threads = std::atoi(argv[i + 1]);
+    } else if (flag == "--idle-seconds") {
+      idle_seconds = std::atoi(argv[i + 1]);
+    } else {
+      std::cerr << "usage: async_chat_server [--host H] [--port P] [--threads N] "
+                   "[--idle-seconds S]\n";
+      return 2;
+    }
+  }
+
+  // Blocked before the loop threads start (they inherit the mask), so sigwait below gets them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  ChannelGroup room("chat");  // outlives the loops, which run the tasks that use it
+  EventLoopGroup group(static_cast<std::size_t>(threads));
+  // No chat handler: the pipeline ends with the string codec, where the AsyncChannel reads.
+  auto init = std::make_shared<ChatInitializer>(std::chrono::seconds(idle_seconds), nullptr);
+  auto bound = ServerBootstrap()
+                   .group(group)
+                   .channel<ServerSocketChannel>()
+                   .option(channel_option::so_reuseaddr, true)
+                   .child_handler(init)
+                   .bind_async<std::string, std::string>(host, static_cast<std::uint16_t>(port));
+  bound.wait();
+  if (!bound.is_success()) {
+    try {
+      std::rethrow_exception(bound.cause());
+    } catch (const std::exception& e) {
+      std::cerr << "async_chat_server: " << e.what() << "\n";
+    }
+    return 1;
+  }
+  AsyncServerChannel<std::string, std::string> server = std::move(bound).get();
+  std::cout << "async_chat_server listening on " << server.local_address()->to_string()
+            << std::endl;
+  Future<void> accepting = server.event_loop().spawn(accept_loop(server, room));
+
+  // Ctrl-C or SIGTERM: close the listening channel (the accept loop ends), then every client.
+  int received = 0;
+  sigwait(&signals, &received);
+  server.close().wait();
+  accepting.wait();
+  room.close().wait();
+  return 0;
+}
