@@ -1,0 +1,36 @@
+# Configure-time checks of what trellis can only be built for: Linux (the transport drives Asio's
+# epoll reactor directly, see transport/src/reactor_descriptor.cpp) and a standalone Asio at least
+# as new as TRELLIS_ASIO_MIN_VERSION. Each failure stops the configure step with a message that
+# says what to install or set, rather than failing deep inside a compile.
+include_guard(GLOBAL)
+include(${CMAKE_CURRENT_LIST_DIR}/TrellisAsioVersion.cmake)
+
+if(NOT CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  message(FATAL_ERROR "trellis builds for Linux only: its transport runs on Asio's epoll reactor "
+                      "(this build targets CMAKE_SYSTEM_NAME=${CMAKE_SYSTEM_NAME}).")
+endif()
+include(CheckIncludeFileCXX)
+check_include_file_cxx(sys/epoll.h TRELLIS_HAVE_SYS_EPOLL_H)
+if(NOT TRELLIS_HAVE_SYS_EPOLL_H)
+  message(FATAL_ERROR "trellis needs epoll: <sys/epoll.h> was not found by ${CMAKE_CXX_COMPILER}.")
+endif()
+
+find_path(TRELLIS_ASIO_INCLUDE_DIR asio.hpp
+          DOC "Directory holding the standalone Asio headers (asio.hpp, asio/version.hpp)")
+if(NOT TRELLIS_ASIO_INCLUDE_DIR)
+  message(FATAL_ERROR "trellis needs the standalone Asio headers (asio.hpp), version "
+                      "${TRELLIS_ASIO_MIN_VERSION} or newer: on Debian `apt-get install libasio-dev`; "
+                      "elsewhere pass -DTRELLIS_ASIO_INCLUDE_DIR=<directory holding asio.hpp>.")
+endif()
+trellis_asio_version("${TRELLIS_ASIO_INCLUDE_DIR}" TRELLIS_ASIO_VERSION)
+if(NOT TRELLIS_ASIO_VERSION)
+  message(FATAL_ERROR "trellis: cannot read ASIO_VERSION from "
+                      "${TRELLIS_ASIO_INCLUDE_DIR}/asio/version.hpp (is it the standalone Asio, "
+                      "not Boost.Asio?). Set TRELLIS_ASIO_INCLUDE_DIR to the standalone Asio headers.")
+endif()
+if(TRELLIS_ASIO_VERSION VERSION_LESS TRELLIS_ASIO_MIN_VERSION)
+  message(FATAL_ERROR "trellis needs standalone Asio ${TRELLIS_ASIO_MIN_VERSION} or newer; "
+                      "${TRELLIS_ASIO_INCLUDE_DIR} has Asio ${TRELLIS_ASIO_VERSION}. Install a newer "
+                      "Asio and point -DTRELLIS_ASIO_INCLUDE_DIR at it.")
+endif()
+message(STATUS "trellis: standalone Asio ${TRELLIS_ASIO_VERSION} in ${TRELLIS_ASIO_INCLUDE_DIR}")
