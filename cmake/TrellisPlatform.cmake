@@ -1,6 +1,6 @@
 # Configure-time checks of what trellis can only be built for: Linux (the transport drives Asio's
-# epoll reactor directly, see transport/src/reactor_descriptor.cpp) and a standalone Asio at least
-# as new as TRELLIS_ASIO_MIN_VERSION. Each failure stops the configure step with a message that
+# epoll reactor directly, see transport/src/reactor_descriptor.cpp), a standalone Asio at least
+# as new as TRELLIS_ASIO_MIN_VERSION, and that Asio configured to use its epoll reactor. Each failure stops the configure step with a message that
 # says what to install or set, rather than failing deep inside a compile.
 include_guard(GLOBAL)
 include(${CMAKE_CURRENT_LIST_DIR}/TrellisAsioVersion.cmake)
@@ -34,3 +34,25 @@ if(TRELLIS_ASIO_VERSION VERSION_LESS TRELLIS_ASIO_MIN_VERSION)
                       "Asio and point -DTRELLIS_ASIO_INCLUDE_DIR at it.")
 endif()
 message(STATUS "trellis: standalone Asio ${TRELLIS_ASIO_VERSION} in ${TRELLIS_ASIO_INCLUDE_DIR}")
+
+# The compiler flags (ASIO_DISABLE_EPOLL, for one) could still make Asio pick another reactor.
+include(CheckCXXSourceCompiles)
+include(CMakePushCheckState)
+cmake_push_check_state(RESET)
+set(CMAKE_REQUIRED_INCLUDES "${TRELLIS_ASIO_INCLUDE_DIR}")
+set(CMAKE_REQUIRED_DEFINITIONS -DASIO_STANDALONE -DASIO_NO_DEPRECATED)
+set(CMAKE_REQUIRED_FLAGS -pthread)
+check_cxx_source_compiles([=[
+#include <asio/io_context.hpp>
+#include <asio/detail/reactor.hpp>
+#include <type_traits>
+static_assert(std::is_same_v<asio::detail::reactor, asio::detail::epoll_reactor>);
+int main() { return 0; }
+]=] TRELLIS_ASIO_USES_EPOLL)
+cmake_pop_check_state()
+if(NOT TRELLIS_ASIO_USES_EPOLL)
+  message(FATAL_ERROR "trellis needs Asio's epoll reactor, but with these compiler flags "
+                      "(CMAKE_CXX_FLAGS='${CMAKE_CXX_FLAGS}') asio::detail::reactor is another one: "
+                      "remove ASIO_DISABLE_EPOLL or similar definitions. Details in "
+                      "${CMAKE_BINARY_DIR}/CMakeFiles/CMakeError.log.")
+endif()
