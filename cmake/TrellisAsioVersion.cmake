@@ -1,11 +1,12 @@
 # The Asio version trellis needs and a reader of the version of an Asio header tree. Used when
 # trellis is configured (TrellisPlatform.cmake) and, installed beside the CMake package, when a
 # consumer runs find_package(trellis) (trellisConfig.cmake.in).
-include_guard(GLOBAL)
 
 # The oldest standalone Asio trellis is built and tested with. The transport reaches into Asio's
 # scheduler and epoll reactor internals (transport/src), so older releases are not supported.
+# (Set before the include guard: every scope that includes this file sees it.)
 set(TRELLIS_ASIO_MIN_VERSION 1.22.0)
+include_guard(GLOBAL)
 
 # trellis_asio_version(INCLUDE_DIR OUT_VAR): sets OUT_VAR to "MAJOR.MINOR.PATCH" read from
 # INCLUDE_DIR/asio/version.hpp (ASIO_VERSION is MAJOR * 100000 + MINOR * 100 + PATCH), or to ""
