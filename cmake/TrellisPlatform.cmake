@@ -35,21 +35,24 @@ if(TRELLIS_ASIO_VERSION VERSION_LESS TRELLIS_ASIO_MIN_VERSION)
 endif()
 message(STATUS "trellis: standalone Asio ${TRELLIS_ASIO_VERSION} in ${TRELLIS_ASIO_INCLUDE_DIR}")
 
-# The compiler flags (ASIO_DISABLE_EPOLL, for one) could still make Asio pick another reactor.
+# The compiler flags (ASIO_DISABLE_EPOLL, for one) could still make Asio pick another reactor. In a
+# function, so that its settings stay out of the including scope; the result is cached.
 include(CheckCXXSourceCompiles)
-include(CMakePushCheckState)
-cmake_push_check_state(RESET)
-set(CMAKE_REQUIRED_INCLUDES "${TRELLIS_ASIO_INCLUDE_DIR}")
-set(CMAKE_REQUIRED_DEFINITIONS -DASIO_STANDALONE -DASIO_NO_DEPRECATED)
-set(CMAKE_REQUIRED_FLAGS -pthread)
-check_cxx_source_compiles([=[
+function(_trellis_check_asio_epoll)
+  set(CMAKE_REQUIRED_INCLUDES "${TRELLIS_ASIO_INCLUDE_DIR}")
+  set(CMAKE_REQUIRED_DEFINITIONS -DASIO_STANDALONE -DASIO_NO_DEPRECATED)
+  # Compile only: the check is a static_assert, and the build's flags may need a runtime to link
+  # (-fsanitize=fuzzer-no-link, for one).
+  set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+  check_cxx_source_compiles([=[
 #include <asio/io_context.hpp>
 #include <asio/detail/reactor.hpp>
 #include <type_traits>
 static_assert(std::is_same_v<asio::detail::reactor, asio::detail::epoll_reactor>);
 int main() { return 0; }
 ]=] TRELLIS_ASIO_USES_EPOLL)
-cmake_pop_check_state()
+endfunction()
+_trellis_check_asio_epoll()
 if(NOT TRELLIS_ASIO_USES_EPOLL)
   message(FATAL_ERROR "trellis needs Asio's epoll reactor, but with these compiler flags "
                       "(CMAKE_CXX_FLAGS='${CMAKE_CXX_FLAGS}') asio::detail::reactor is another one: "
