@@ -1,6 +1,8 @@
-# Install rules and the exported CMake package: after `cmake --install`, a consumer writes
+# Install rules, the exported CMake package and trellis.pc: after `cmake --install`, a consumer
+# writes
 #   find_package(trellis 0.1 REQUIRED)
 #   target_link_libraries(app PRIVATE trellis::transport)
+# or compiles with `pkg-config --cflags --libs trellis` (TrellisPkgConfig.cmake).
 # Included last by the top-level CMakeLists.txt, because the module list (GLOBAL property
 # TRELLIS_MODULES, appended by trellis_module()) is complete only after every add_subdirectory.
 include_guard(GLOBAL)
@@ -43,6 +45,10 @@ foreach(_target IN LISTS _trellis_modules)
   endif()
 endforeach()
 
+# The generated <trellis/version.hpp> (top-level CMakeLists.txt).
+install(FILES "${TRELLIS_GENERATED_INCLUDE_DIR}/trellis/version.hpp" DESTINATION include/trellis
+        COMPONENT trellis_development)
+
 install(TARGETS ${_trellis_modules}
   EXPORT trellisTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT trellis_development
@@ -67,9 +73,13 @@ write_basic_package_version_file(
   ${PROJECT_BINARY_DIR}/trellisConfigVersion.cmake
   VERSION ${PROJECT_VERSION}
   COMPATIBILITY SameMinorVersion)
+# TrellisAsioVersion.cmake: the Asio version check, run again by trellisConfig.cmake.
 install(FILES ${PROJECT_BINARY_DIR}/trellisConfig.cmake ${PROJECT_BINARY_DIR}/trellisConfigVersion.cmake
+              ${CMAKE_CURRENT_LIST_DIR}/TrellisAsioVersion.cmake
   DESTINATION ${TRELLIS_INSTALL_CMAKEDIR}
   COMPONENT trellis_development)
+
+include(${CMAKE_CURRENT_LIST_DIR}/TrellisPkgConfig.cmake)
 
 foreach(_doc LICENSE README.md)
   if(EXISTS "${PROJECT_SOURCE_DIR}/${_doc}")

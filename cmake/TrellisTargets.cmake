@@ -38,7 +38,9 @@ endif()
 # library works for consumers linking either way. (On the embedded echo pipeline, which
 # bench_http_codec measures, LTO changes the instruction count by under 1%: its gain is in the
 # code layout of a whole server.)
-option(TRELLIS_LTO "Link-time optimisation for Release builds with GCC" ON)
+# On by default only when trellis is the top-level project: as a dependency, link-time
+# optimisation is the parent's choice (CMAKE_INTERPROCEDURAL_OPTIMIZATION).
+option(TRELLIS_LTO "Link-time optimisation for Release builds with GCC" ${PROJECT_IS_TOP_LEVEL})
 set(TRELLIS_LTO_ACTIVE OFF)
 if(TRELLIS_LTO AND CMAKE_BUILD_TYPE STREQUAL "Release" AND NOT TRELLIS_SANITIZE
    AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

@@ -1,5 +1,6 @@
-// A program that uses trellis only through its installed headers and the trellis:: targets, to
-// prove the installed package is complete: headers, libraries and their usage requirements.
+// A program that uses trellis only through its installed headers and the trellis:: targets (or
+// the flags of `pkg-config trellis`), to prove the installed package is complete: headers,
+// libraries and their usage requirements.
 #include <trellis/codec/compression.hpp>
 #include <trellis/pipeline.hpp>
 #include <trellis/pipeline/error.hpp>
@@ -7,10 +8,12 @@
 #include <trellis/ssl.hpp>
 #include <trellis/testing/allocation_counter.hpp>
 #include <trellis/transport.hpp>
+#include <trellis/version.hpp>
 
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 
 // Usage requirements of trellis::transport must reach its consumers.
 #ifndef ASIO_STANDALONE
@@ -19,6 +22,13 @@
 #if !__has_include(<asio.hpp>)
 #error "trellis::transport did not make the Asio headers visible"
 #endif
+
+// The installed <trellis/version.hpp> is the version of the package that was found.
+#ifndef TRELLIS_EXPECTED_VERSION
+#error "compile with -DTRELLIS_EXPECTED_VERSION=\"MAJOR.MINOR.PATCH\""
+#endif
+static_assert(std::string_view(TRELLIS_VERSION) == TRELLIS_EXPECTED_VERSION,
+              "<trellis/version.hpp> is not the version of the package");
 
 int main() {
   int calls = 0;
@@ -53,6 +63,7 @@ int main() {
     if (!packed.is_readable()) return 5;
   }
 
-  std::printf("trellis consumer ok\n");
+  std::printf("trellis %s (%d.%d.%d) consumer ok\n", TRELLIS_VERSION, TRELLIS_VERSION_MAJOR,
+              TRELLIS_VERSION_MINOR, TRELLIS_VERSION_PATCH);
   return 0;
 }
