@@ -31,7 +31,9 @@ else
   export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
   trellis_log "ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS TSAN_OPTIONS=$TSAN_OPTIONS"
   # Benchmarks are not built in sanitizer builds; skip anything labelled bench all the same.
-  ctest_args+=(-LE bench)
+  # The consumer tests check packaging (find_package, add_subdirectory, pkg-config) and build
+  # trellis again: the Release run covers them.
+  ctest_args+=(-LE "bench|consumer")
   # Kernels with high mmap randomisation (vm.mmap_rnd_bits > 28) break the sanitizer runtimes of
   # gcc 12 / clang 14 ("unexpected memory mapping"); running without ASLR avoids that.
   if setarch "$(uname -m)" -R true 2>/dev/null; then
