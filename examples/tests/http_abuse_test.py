@@ -35,7 +35,9 @@ The cases and what passes:
  5  a 2 MB body over the 1 MiB limit, in one sendall or in 64 KiB pieces: the client reads
     HTTP/1.1 413 (send errors are tolerated, a reset before the 413 is not).
  6  a request with a 10-byte body then a malformed request: 200 with the body, then 400 + close,
-    whether the two come in one send or two."""
+    whether the two come in one send or two.
+Under ThreadSanitizer the RSS bounds (cases 1, 3a, 3b) are reported, not checked: RSS there is
+mostly the tool's shadow memory (see check_memory)."""
 import errno
 import os
 import re
@@ -79,6 +81,29 @@ def check(name, condition, figure="", detail=""):
 
 def figure(case, text):
     figures.append((case, text))
+
+
+def runs_under_tsan(pid):
+    """True when the server process has ThreadSanitizer's runtime mapped."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return "libtsan" in f.read()
+    except OSError:
+        return False
+
+
+def check_memory(server, name, condition, text, detail=""):
+    """A bound on the server's RSS growth. Where RSS measures the server (a plain build, or
+    AddressSanitizer with the small quarantine of server_env) it is checked. Under
+    ThreadSanitizer every page of heap the server touches costs about five more of shadow and
+    meta memory, and its allocator keeps freed blocks per thread, so RSS growth measures the tool
+    (3.5 to 9.6 MB seen for one case whose plain build grows by 0.4 MB): the figure is
+    reported, and the bound is left to the other builds, which run the same case."""
+    if runs_under_tsan(server.pid):
+        print(f"info {name}: not checked under ThreadSanitizer: {detail or text}")
+        sys.stdout.flush()
+        return True
+    return check(name, condition, text, detail)
 
 
 def remaining():
@@ -430,11 +455,11 @@ def case_nonreading_pipeline(server):
         if blocked_since is not None else ", send never blocked for long"
     requests = -(-sent // L)  # a request cut short is completed below, so it counts
     growth = rss1 - rss0
-    check(f"{name}: server RSS growth < 32 MB", growth < RSS_LIMIT,
-          f"{mb(growth)} ({mb(rss0)} -> {mb(rss1)}) with {requests} requests sent in "
-          f"{end - start:.1f} s{blocked_for}",
-          f"{mb(growth)} ({mb(rss0)} -> {mb(rss1)}) with {requests} requests sent; "
-          f"{stopped_why}{blocked_for}")
+    check_memory(server, f"{name}: server RSS growth < 32 MB", growth < RSS_LIMIT,
+                 f"{mb(growth)} ({mb(rss0)} -> {mb(rss1)}) with {requests} requests sent in "
+                 f"{end - start:.1f} s{blocked_for}",
+                 f"{mb(growth)} ({mb(rss0)} -> {mb(rss1)}) with {requests} requests sent; "
+                 f"{stopped_why}{blocked_for}")
     check(f"{name}: server CPU over the last 5 s < 5 %", cpu_pct < CPU_LIMIT,
           f"{cpu_pct:.1f} % of one core" + ("" if stopped_why == "10 s elapsed" else
                                              f" (the client stopped sending: {stopped_why})"))
@@ -734,8 +759,8 @@ def case_chunk_extensions(server):
     s.close()
     peak = max(peak, rss_bytes(server.pid))
     growth = peak - rss0
-    check(f"{name}: server RSS growth < 8 MB", growth < RSS_LIMIT,
-          f"{mb(growth)} over {chunks} chunks in {elapsed:.2f} s ({why})")
+    check_memory(server, f"{name}: server RSS growth < 8 MB", growth < RSS_LIMIT,
+                 f"{mb(growth)} over {chunks} chunks in {elapsed:.2f} s ({why})")
     check(f"{name}: a 400 at the server's limit, or the whole body echoed", outcome_ok, outcome)
     figure("3a chunk extensions", f"{chunks} chunks / {mb(ext_bytes)} ext in {elapsed:.2f} s, "
            f"RSS +{mb(growth)}; {outcome}")
@@ -782,8 +807,8 @@ def case_tiny_chunks(server):
         (f" body {len(responses[0][1])} bytes" if responses else "")
     check(f"{name}: 200 with the 200,000 bytes echoed", ok,
           f"{got} in {elapsed:.1f} s", (why + "; " if why else "") + got)
-    check(f"{name}: server RSS growth < 8 MB", growth < RSS_LIMIT,
-          f"{mb(growth)} ({mb(rss0)} -> peak {mb(peak)})")
+    check_memory(server, f"{name}: server RSS growth < 8 MB", growth < RSS_LIMIT,
+                 f"{mb(growth)} ({mb(rss0)} -> peak {mb(peak)})")
     figure("3b one-byte chunks", f"200000 chunks sent in {elapsed:.1f} s, RSS +{mb(growth)}, "
            f"{got}")
 
