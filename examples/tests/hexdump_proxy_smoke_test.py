@@ -2,7 +2,8 @@
 """Smoke test of examples/hexdump_proxy: puts it (ephemeral loopback port) in front of a small
 Python echo server and checks that bytes go through both ways (a short text and 2 MiB sent and
 read at once), that the proxy's output carries hex dumps of what passed in both directions,
-that a client closing closes the proxy's connection to the echo server, that the echo server
+that a client closing closes the proxy's connection to the echo server, that a client that
+stops reading makes the proxy's side unwritable without losing bytes, that the echo server
 closing closes the client's connection, and that a client is closed when the remote refuses.
 Stops the proxy by its PID (SIGTERM). Bounded: each step has a timeout.
 Usage: hexdump_proxy_smoke_test.py HEXDUMP_PROXY."""
@@ -13,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 PROXY = sys.argv[1]
 HOST = "127.0.0.1"
@@ -73,13 +75,26 @@ def stop(proc):
 
 
 def recv_exactly(sock, n):
-    data = b""
+    data = bytearray()
     while len(data) < n:
-        chunk = sock.recv(n - len(data))
+        chunk = sock.recv(min(n - len(data), 1 << 16))
         if not chunk:
             break
         data += chunk
-    return data
+    return bytes(data)
+
+
+def wait_for_line(output, text, start, timeout):
+    """The index of the first line from output[start:] that contains text, or None."""
+    deadline = time.monotonic() + timeout
+    i = start
+    while time.monotonic() < deadline:
+        while i < len(output):
+            if text in output[i]:
+                return i
+            i += 1
+        time.sleep(0.05)  # polls the proxy's output, collected by another thread
+    return None
 
 
 def read_until_eof(sock):
@@ -116,6 +131,26 @@ def main():
             check("2 MiB come back through the proxy, in order", got == payload, len(got))
         check("the client's close closes the proxy's remote connection",
               upstream_closed[0].wait(timeout=10))
+
+        # A client that does not read: the proxy's side of it fills up (unwritable), the proxy
+        # stops reading from the remote; once the client reads, everything arrives, in order.
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 * 1024)  # no autotuning
+            s.settimeout(30)
+            s.connect((HOST, port))
+            start = len(output)
+            payload = os.urandom(16 << 20)
+            sender = threading.Thread(target=s.sendall, args=(payload,), daemon=True)
+            sender.start()
+            full = wait_for_line(output, "WRITABILITY CHANGED: unwritable", start, 30)
+            check("the proxy's side of a client that does not read becomes unwritable",
+                  full is not None)
+            got = recv_exactly(s, len(payload))
+            sender.join(timeout=30)
+            check("16 MiB come back in order once the client reads", got == payload, len(got))
+            check("the proxy's side becomes writable again",
+                  full is not None and
+                  wait_for_line(output, "WRITABILITY CHANGED: writable", full, 10) is not None)
 
         with socket.create_connection((HOST, port), timeout=20) as s:
             s.sendall(b"close-now")
