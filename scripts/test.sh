@@ -28,7 +28,7 @@ else
   # Sanitizers: fail at the first report, with a stack. Caller-set options win.
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-  export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+  export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$TRELLIS_ROOT/scripts/tsan.supp}"
   trellis_log "ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS TSAN_OPTIONS=$TSAN_OPTIONS"
   # Benchmarks are not built in sanitizer builds; skip anything labelled bench all the same.
   # The consumer tests check packaging (find_package, add_subdirectory, pkg-config) and build
