@@ -33,6 +33,20 @@ TEST_CASE("a failed future rethrows its cause from get") {
   CHECK_THROWS_WITH_AS(f.get(), "boom", Error);
 }
 
+TEST_CASE("try_set_exception takes an exception object or a pointer and completes once") {
+  trellis::Promise<int> p;
+  CHECK(p.try_set_exception(trellis::IllegalStateError("first")));
+  CHECK_FALSE(p.try_set_exception(std::make_exception_ptr(trellis::IllegalStateError("second"))));
+  CHECK_FALSE(p.try_set_value(1));
+  CHECK_THROWS_WITH_AS(p.future().get(), "first", trellis::IllegalStateError);
+
+  trellis::ChannelPromise cp = trellis::ChannelPromise::make(nullptr);
+  CHECK(cp.try_set_exception(trellis::IllegalStateError("closed")));
+  CHECK_FALSE(cp.try_set_value());
+  CHECK_FALSE(cp.is_success());
+  CHECK_FALSE(trellis::ChannelPromise{}.try_set_value());  // the void promise completes nothing
+}
+
 TEST_CASE("cancel completes a pending future with CancelledError") {
   Promise<std::string> p;
   auto f = p.future();
