@@ -90,8 +90,8 @@ class WorkStealingPool final : public AbstractScheduledEventExecutor {
   /// Internal: the cache this pool's blocker threads live in.
   detail::BlockerCache& blocker_cache() noexcept { return cache_; }
 
-  /// Internal, for blocking(): on a thread holding a worker role of this pool, gives the role to a cached
-  /// (or new) thread; the caller's thread becomes a blocker until its current job returns.
+  /// Internal, for blocking(): on a thread holding a worker role of this pool, gives the role to a
+  /// cached (or new) thread; the caller's thread becomes a blocker until its current job returns.
   /// Returns false (nothing changed) when the thread cap is reached.
   bool hand_off_worker_role();
   /// Internal: brackets a blocking job shifted to this pool's blocker threads, so shutdown
