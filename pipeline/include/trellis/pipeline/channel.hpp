@@ -101,7 +101,8 @@ class Channel {
 
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
-  /// Destroy a channel only after its `channel_unregistered`: the close queues tasks that use it.
+  /// A closed channel must outlive the tasks its close queued: destroy it after its
+  /// `channel_unregistered`.
   virtual ~Channel();
 
   /// The channel's process-unique identity.
