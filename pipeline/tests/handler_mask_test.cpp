@@ -120,7 +120,7 @@ TEST_CASE("a handler added as a base type takes every event: a derived type may 
   CHECK(mask::for_handler(*as_base) == mask::kAll);
   CHECK(mask::for_handler(*derived) == mask::kChannelRead);
 
-  testing::EmbeddedChannel ch;
+  EmbeddedChannel ch;
   ch.pipeline().add_last("derived", as_base);
   ch.write_inbound(1);
   CHECK(*log == Log{"derived:read"});
@@ -129,7 +129,7 @@ TEST_CASE("a handler added as a base type takes every event: a derived type may 
 
 TEST_CASE("events pass by handlers that do not take them and reach every one that does") {
   auto log = std::make_shared<Log>();
-  testing::EmbeddedChannel ch;
+  EmbeddedChannel ch;
   ch.pipeline().add_last("a", std::make_shared<Logger>("a", log));
   ch.pipeline().add_last("pass1", std::make_shared<PassThrough>());
   ch.pipeline().add_last("read-only", std::make_shared<ReadOnly>());
