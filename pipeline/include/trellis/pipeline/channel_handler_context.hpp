@@ -12,6 +12,7 @@
 #include <utility>
 
 #include <trellis/pipeline/channel_handler.hpp>
+#include <trellis/pipeline/channel_handler_mask.hpp>
 #include <trellis/pipeline/detail/awaited_promise.hpp>
 #include <trellis/pipeline/task.hpp>
 
@@ -80,7 +81,9 @@ class ChannelHandlerContext {
   /// Passes `channel_inactive` on.
   void fire_channel_inactive();
   /// Passes a read message on to the next inbound handler's `channel_read`.
-  void fire_channel_read(Message&& msg) { next_inbound()->invoke_channel_read(std::move(msg)); }
+  void fire_channel_read(Message&& msg) {
+    next_inbound(handler_mask::kChannelRead)->invoke_channel_read(std::move(msg));
+  }
   /// Passes `channel_read_complete` on.
   void fire_channel_read_complete();
   /// Passes a user event on to the next inbound handler's `user_event_triggered`.
@@ -175,6 +178,7 @@ class ChannelHandlerContext {
   // A removed context of a closed channel lets go of its handler; events and operations that
   // still come through it pass it by.
   void release_handler() noexcept {
+    mask_ = 0;
     inbound_ = nullptr;
     outbound_ = nullptr;
     handler_.reset();
@@ -185,17 +189,21 @@ class ChannelHandlerContext {
   }
   static Task<void> run_spawned(Pin pin, std::shared_ptr<Channel> owner, Task<void> body);
 
+  // mask: the events the handler overrides (handler_mask); those it does not pass it by.
   ChannelHandlerContext(ChannelPipeline& pipeline, Channel& channel, std::string name,
-                        std::shared_ptr<ChannelHandler> handler);
+                        std::shared_ptr<ChannelHandler> handler,
+                        std::uint32_t mask = handler_mask::kAll);
 
-  ChannelHandlerContext* next_inbound() const noexcept {
+  // The next context towards the tail whose handler takes the event (the tail takes them all).
+  ChannelHandlerContext* next_inbound(std::uint32_t event) const noexcept {
     ChannelHandlerContext* c = next_;
-    while (c->inbound_ == nullptr) c = c->next_;
+    while ((c->mask_ & event) == 0) c = c->next_;
     return c;
   }
-  ChannelHandlerContext* prev_outbound() const noexcept {
+  // The next context towards the head whose handler takes the operation (the head takes all).
+  ChannelHandlerContext* prev_outbound(std::uint32_t operation) const noexcept {
     ChannelHandlerContext* c = prev_;
-    while (c->outbound_ == nullptr) c = c->prev_;
+    while ((c->mask_ & operation) == 0) c = c->prev_;
     return c;
   }
 
@@ -238,6 +246,7 @@ class ChannelHandlerContext {
   ChannelHandlerContext* next_ = nullptr;
   ChannelInboundHandler* inbound_ = nullptr;
   ChannelOutboundHandler* outbound_ = nullptr;
+  std::uint32_t mask_ = 0;  // handler_mask bits of the events the handler takes (0: none)
   ChannelPipeline* pipeline_;
   Channel* channel_;
   EventExecutor* executor_;

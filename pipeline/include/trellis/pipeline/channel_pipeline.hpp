@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <trellis/pipeline/channel_handler_context.hpp>
@@ -21,6 +22,11 @@ class ChannelPipelineError : public Error {
  public:
   using Error::Error;
 };
+
+/// A handler type more derived than ChannelHandler: its mask can be computed (handler_mask::of).
+template <class H>
+concept TypedChannelHandler =
+    std::is_base_of_v<ChannelHandler, H> && !std::is_same_v<H, ChannelHandler>;
 
 /// The chain of handlers of one channel, between a head (which hands outbound operations to the
 /// transport) and a tail (which hands what no handler consumed to the channel: logged and
@@ -73,6 +79,43 @@ class ChannelPipeline {
   /// is none).
   ChannelPipeline& add_after(std::string_view base_name, std::string name,
                              std::shared_ptr<ChannelHandler> handler);
+  /// The same, for a handler passed as its own type H (`std::make_shared<MyHandler>()`): events
+  /// that H does not override (handler_mask::of) then pass it by instead of being handed on by
+  /// the default implementations. A handler passed as a base type takes every event.
+  template <class H>
+  requires TypedChannelHandler<H> ChannelPipeline& add_first(std::string name,
+                                                             std::shared_ptr<H> handler) {
+    const std::uint32_t mask = handler_mask::for_handler(*handler);
+    return insert(Where::kFirst, {}, std::move(name), std::move(handler), mask);
+  }
+  template <class H>
+  requires TypedChannelHandler<H> ChannelPipeline& add_last(std::string name,
+                                                            std::shared_ptr<H> handler) {
+    const std::uint32_t mask = handler_mask::for_handler(*handler);
+    return insert(Where::kLast, {}, std::move(name), std::move(handler), mask);
+  }
+  template <class H>
+  requires TypedChannelHandler<H> ChannelPipeline& add_first(std::shared_ptr<H> handler) {
+    return add_first(std::string(), std::move(handler));
+  }
+  template <class H>
+  requires TypedChannelHandler<H> ChannelPipeline& add_last(std::shared_ptr<H> handler) {
+    return add_last(std::string(), std::move(handler));
+  }
+  template <class H>
+  requires TypedChannelHandler<H> ChannelPipeline& add_before(std::string_view base_name,
+                                                              std::string name,
+                                                              std::shared_ptr<H> handler) {
+    const std::uint32_t mask = handler_mask::for_handler(*handler);
+    return insert(Where::kBefore, base_name, std::move(name), std::move(handler), mask);
+  }
+  template <class H>
+  requires TypedChannelHandler<H> ChannelPipeline& add_after(std::string_view base_name,
+                                                             std::string name,
+                                                             std::shared_ptr<H> handler) {
+    const std::uint32_t mask = handler_mask::for_handler(*handler);
+    return insert(Where::kAfter, base_name, std::move(name), std::move(handler), mask);
+  }
   ///@}
 
   /// @name Removing handlers
@@ -95,6 +138,13 @@ class ChannelPipeline {
   /// functions do.
   std::shared_ptr<ChannelHandler> replace(std::string_view old_name, std::string new_name,
                                           std::shared_ptr<ChannelHandler> handler);
+  /// The same, with the handler's mask taken from its type H (see add_last).
+  template <class H>
+  requires TypedChannelHandler<H> std::shared_ptr<ChannelHandler> replace(
+      std::string_view old_name, std::string new_name, std::shared_ptr<H> handler) {
+    const std::uint32_t mask = handler_mask::for_handler(*handler);
+    return replace_context(old_name, std::move(new_name), std::move(handler), mask);
+  }
 
   /// The handler named `name`, or nullptr when absent.
   std::shared_ptr<ChannelHandler> get(std::string_view name) const;
@@ -181,11 +231,19 @@ class ChannelPipeline {
   friend class ChannelHandlerContext;
   struct Graveyard;
 
+  enum class Where : std::uint8_t { kFirst, kLast, kBefore, kAfter };
+  // Adds handler (taking the events in mask) at where (before or after base_name).
+  ChannelPipeline& insert(Where where, std::string_view base_name, std::string name,
+                          std::shared_ptr<ChannelHandler> handler, std::uint32_t mask);
+  std::shared_ptr<ChannelHandler> replace_context(std::string_view old_name, std::string new_name,
+                                                  std::shared_ptr<ChannelHandler> handler,
+                                                  std::uint32_t mask);
   void check_modifiable() const;
   std::string check_name(std::string name);
   ChannelHandlerContext* find(std::string_view name) const noexcept;
   ChannelHandlerContext* find_or_throw(std::string_view name) const;
-  ChannelHandlerContext* new_context(std::string name, std::shared_ptr<ChannelHandler> handler);
+  ChannelHandlerContext* new_context(std::string name, std::shared_ptr<ChannelHandler> handler,
+                                     std::uint32_t mask);
   void link_after(ChannelHandlerContext* prev, ChannelHandlerContext* ctx) noexcept;
   void call_handler_added(ChannelHandlerContext* ctx);
   std::shared_ptr<ChannelHandler> remove_context(ChannelHandlerContext* ctx);

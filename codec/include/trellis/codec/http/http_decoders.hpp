@@ -8,9 +8,8 @@
 // is unwritable, before the next request (reading stops until it is writable again).
 #pragma once
 
-#include <deque>
-
 #include <trellis/codec/byte_to_message_decoder.hpp>
+#include <trellis/codec/http/http_method_queue.hpp>
 #include <trellis/codec/http/http_parser.hpp>
 
 namespace trellis::http {
@@ -105,7 +104,7 @@ class HttpResponseDecoder : public codec::ByteToMessageDecoder {
   void emit(HttpParser::Event&& event, Out& out);
 
   HttpParser parser_;
-  std::deque<HttpMethod::Id> methods_;
+  HttpMethodQueue methods_;
 };
 
 }  // namespace trellis::http

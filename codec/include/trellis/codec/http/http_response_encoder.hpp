@@ -8,9 +8,9 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 
 #include <trellis/codec/http/http_message.hpp>
+#include <trellis/codec/http/http_method_queue.hpp>
 #include <trellis/pipeline/channel_handler.hpp>
 
 namespace trellis::http {
@@ -105,7 +105,7 @@ class HttpResponseEncoder : public ChannelOutboundHandler {
   bool in_read_batch_ = false;
   std::int64_t batch_nanos_ = -1;
   HttpBodyFraming framing_;
-  std::deque<HttpMethod::Id> methods_;
+  HttpMethodQueue methods_;
 };
 
 /// Bodies up to this many bytes are copied into the head's buffer rather than sent as a second
