@@ -11,7 +11,10 @@ namespace trellis::codec {
 /// A decoder met input it cannot decode. position() is the stream offset (or -1 when unknown).
 class DecoderError : public Error {
  public:
+  /// An error described by `what`; a `position` >= 0 is appended to the message
+  /// ("... (at byte 42)").
   explicit DecoderError(const std::string& what, std::int64_t position = -1);
+  /// The offset in the stream where decoding failed, or -1 when unknown.
   std::int64_t position() const noexcept { return position_; }
 
  private:
@@ -24,7 +27,7 @@ class TooLongFrameError : public DecoderError {
   using DecoderError::DecoderError;
 };
 
-/// An encoder was handed a message it cannot encode.
+/// An encoder was handed a message it cannot encode, or its compression library failed.
 class EncoderError : public Error {
  public:
   using Error::Error;

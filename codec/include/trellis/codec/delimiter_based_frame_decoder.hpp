@@ -13,17 +13,26 @@
 
 namespace trellis::codec {
 
-/// {"\r\n", "\n"}: with exactly these, the decoder works like LineBasedFrameDecoder.
+/// `{"\r\n", "\n"}`: with exactly these, the decoder works like LineBasedFrameDecoder.
 std::vector<std::string> line_delimiter();
-/// {"\0"}: NUL-terminated frames (Flash XML socket, STOMP).
+/// `{"\0"}`: NUL-terminated frames (Flash XML socket, STOMP).
 std::vector<std::string> nul_delimiter();
 
+/// Splits the stream at any of several delimiters (Netty's semantics and limits); frames are
+/// slices of the cumulation. On the channel's loop; not sharable.
+///
 /// The frame ends at the delimiter that comes first in the stream (the shortest frame). A frame
 /// longer than max_frame_length is discarded up to and including its delimiter, and a
 /// TooLongFrameError is fired to exception_caught: at once when fail_fast (the default, as in
 /// Netty), else once the delimiter is found. InvalidArgumentError for no delimiter or an empty one.
 class DelimiterBasedFrameDecoder : public ByteToMessageDecoder {
  public:
+  /// @name Constructors
+  ///@{
+
+  /// Frames of at most max_frame_length bytes (> 0, delimiter excluded), ending at any of
+  /// `delimiters`; strip_delimiter (default true) leaves the delimiter out of the frame; fail_fast
+  /// defaults to true. InvalidArgumentError for max_frame_length 0, no delimiter or an empty one.
   DelimiterBasedFrameDecoder(std::size_t max_frame_length, std::vector<std::string> delimiters)
       : DelimiterBasedFrameDecoder(max_frame_length, true, true, std::move(delimiters)) {}
   DelimiterBasedFrameDecoder(std::size_t max_frame_length, bool strip_delimiter,
@@ -32,9 +41,11 @@ class DelimiterBasedFrameDecoder : public ByteToMessageDecoder {
   }
   DelimiterBasedFrameDecoder(std::size_t max_frame_length, bool strip_delimiter, bool fail_fast,
                              std::vector<std::string> delimiters);
+  ///@}
   ~DelimiterBasedFrameDecoder() override;
 
  protected:
+  /// Cuts the next frame from `in` (ByteToMessageDecoder's loop rules).
   void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
 
  private:

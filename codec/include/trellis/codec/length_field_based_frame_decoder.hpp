@@ -10,6 +10,9 @@
 
 namespace trellis::codec {
 
+/// Splits the stream into frames by a length field in each frame's header. On the channel's loop;
+/// not sharable.
+///
 /// A frame is [length_field_offset bytes][length field][...]: the length field (1, 2, 3, 4 or 8
 /// bytes, in `byte_order`) plus length_adjustment is the number of bytes after the length field;
 /// the first initial_bytes_to_strip bytes of the frame are dropped and the rest is the output
@@ -22,12 +25,16 @@ namespace trellis::codec {
 /// skipped, so decoding goes on after them).
 class LengthFieldBasedFrameDecoder : public ByteToMessageDecoder {
  public:
+  /// The arguments are Netty's (see the class comment). InvalidArgumentError when max_frame_length
+  /// is 0 or cannot hold length_field_offset + length_field_length, or for a field length other
+  /// than 1, 2, 3, 4 or 8.
   LengthFieldBasedFrameDecoder(std::size_t max_frame_length, std::size_t length_field_offset,
                                std::size_t length_field_length, std::int64_t length_adjustment = 0,
                                std::size_t initial_bytes_to_strip = 0, bool fail_fast = true,
                                std::endian byte_order = std::endian::big);
 
  protected:
+  /// Cuts the next frame from `in` (ByteToMessageDecoder's loop rules).
   void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
   /// The length field's value; override for an unusual encoding (varints, ASCII digits...).
   virtual std::int64_t get_unadjusted_frame_length(const ByteBuf& in, std::size_t offset,

@@ -18,13 +18,16 @@ namespace trellis::codec {
 /// field. InvalidArgumentError for a field length other than 1, 2, 3, 4 or 8.
 class LengthFieldPrepender : public MessageToMessageEncoder<ByteBuf> {
  public:
+  /// A prepender of `length_field_length`-byte fields (1, 2, 3, 4 or 8) in `byte_order`.
   explicit LengthFieldPrepender(std::size_t length_field_length, std::int64_t length_adjustment = 0,
                                 bool length_includes_length_field_length = false,
                                 std::endian byte_order = std::endian::big);
 
+  /// True: the prepender keeps no state.
   bool is_sharable() const noexcept override { return true; }
 
  protected:
+  /// Appends the length field, then `msg`, to `out`.
   void encode(ChannelHandlerContext& ctx, ByteBuf msg, std::vector<Message>& out) override;
 
  private:

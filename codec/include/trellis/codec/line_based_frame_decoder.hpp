@@ -8,16 +8,21 @@
 
 namespace trellis::codec {
 
+/// Splits the stream at `"\n"` and `"\r\n"` (Netty's semantics and limits). On the channel's
+/// loop; not sharable.
+///
 /// Frames are slices of the cumulation, without the delimiter when strip_delimiter.
 /// A line longer than max_length (delimiter excluded) is discarded up to and including its
 /// delimiter, and a TooLongFrameError is fired to exception_caught (decoding goes on with the next
 /// line): as soon as the limit is passed when fail_fast, else once the delimiter is seen.
 class LineBasedFrameDecoder : public ByteToMessageDecoder {
  public:
+  /// Lines of at most max_length bytes (> 0, else InvalidArgumentError).
   explicit LineBasedFrameDecoder(std::size_t max_length, bool strip_delimiter = true,
                                  bool fail_fast = false);
 
  protected:
+  /// Cuts the next line from `in` (ByteToMessageDecoder's loop rules).
   void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
 
  private:

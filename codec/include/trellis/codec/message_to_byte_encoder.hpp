@@ -17,8 +17,10 @@ namespace trellis::codec {
 ///
 /// encode() appends to `out`, a buffer from allocate_buffer(). The buffer is written with the
 /// write's promise, also when encode() wrote nothing (Netty writes an empty buffer too, so the
-/// promise completes in order with the other writes). Exceptions from encode() fail the promise as
-/// EncoderError (others are wrapped, nested).
+/// promise completes in order with the other writes). An exception from allocate_buffer() or
+/// encode() fails the write's promise (a void promise: it reaches exception_caught instead) and
+/// nothing is written for that message: an EncoderError as it is, any other std::exception as an
+/// EncoderError with the original nested in it (std::throw_with_nested).
 template <class T>
 class MessageToByteEncoder : public ChannelOutboundHandler {
  public:

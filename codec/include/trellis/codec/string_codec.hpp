@@ -13,9 +13,11 @@ namespace trellis::codec {
 /// decoder: it does not frame by itself. Sharable.
 class StringDecoder : public MessageToMessageDecoder<ByteBuf> {
  public:
+  /// True: the decoder keeps no state.
   bool is_sharable() const noexcept override { return true; }
 
  protected:
+  /// Appends `msg`'s readable bytes as a std::string to `out`.
   void decode(ChannelHandlerContext& ctx, ByteBuf msg, std::vector<Message>& out) override;
 };
 
@@ -23,7 +25,9 @@ class StringDecoder : public MessageToMessageDecoder<ByteBuf> {
 /// goes out as a ByteBuf of its bytes; the write's promise goes with it. Sharable.
 class StringEncoder : public ChannelOutboundHandler {
  public:
+  /// True: the encoder keeps no state.
   bool is_sharable() const noexcept override { return true; }
+  /// Writes a string as a ByteBuf of its bytes; other messages pass on untouched.
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
 };
 

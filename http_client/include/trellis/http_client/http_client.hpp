@@ -21,8 +21,14 @@ namespace trellis::http {
 
 struct Redirects;
 
+/// An HTTP/1.1 client over an EventLoopGroup: one HttpConnectionPool per scheme+host+port on one
+/// of the group's loops, and two APIs over that one engine, futures (execute, get) and coroutines
+/// (co_await request). Its requests may be made from any thread; the futures complete on the
+/// connection's loop. Requests fail with ConnectError, TimeoutError, ConnectionClosedError,
+/// codec::DecoderError, UrlError or TooManyRedirectsError (see execute()).
 class HttpClient {
  public:
+  /// A client whose connections run on the loops of `group` (which must outlive it).
   explicit HttpClient(EventLoopGroup& group, HttpClientOptions options = {});
   /// Closes every connection (requests in flight fail with ConnectionClosedError) and waits
   /// (bounded) for the pools' loops to have done so. Not from one of the group's threads.
@@ -42,12 +48,15 @@ class HttpClient {
   /// GET url.
   Future<FullHttpResponse> get(std::string_view url);
 
+  ///@{
   /// The coroutine form of execute: `FullHttpResponse r = co_await client.request(req);`. It
   /// awaits the engine's future: on the connection's loop it resumes inline, elsewhere on the
   /// awaiting task's executor.
   Task<FullHttpResponse> request(FullHttpRequest request);
   Task<FullHttpResponse> request(HttpRequest request);
+  ///@}
 
+  ///@{
   /// The streaming form: completes with the response head once it arrived, and the body is read
   /// as it comes, `while (auto chunk = co_await response.body().next()) ...`, back-pressured (the
   /// connection stops reading while a few chunks wait for the reader). The connection goes back
@@ -55,7 +64,9 @@ class HttpClient {
   /// request_timeout runs until the head; redirects are not followed (the 3xx is returned).
   Task<StreamingHttpResponse> request_streaming(FullHttpRequest request);
   Task<StreamingHttpResponse> request_streaming(HttpRequest request);
+  ///@}
 
+  /// The options it was made with.
   const HttpClientOptions& options() const noexcept;
 
  private:

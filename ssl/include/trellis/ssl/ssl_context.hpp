@@ -14,6 +14,9 @@ namespace detail {
 struct SslContextState;
 }
 
+/// The immutable, shareable TLS configuration (an OpenSSL SSL_CTX) that SslHandlers are made
+/// from: a cheap handle, copied by value. One context serves any number of connections on any
+/// number of threads. Built by SslContextBuilder.
 class SslContext {
  public:
   /// True for a context from SslContextBuilder::for_server().
@@ -25,6 +28,7 @@ class SslContext {
   /// Client contexts: sessions kept for resumption (one per server name).
   std::size_t cached_sessions() const;
 
+  /// Internal: the shared state behind the context, for SslHandler.
   const std::shared_ptr<detail::SslContextState>& state() const noexcept { return state_; }
 
  private:

@@ -19,6 +19,10 @@ namespace trellis::ssl {
 /// the handler was made with. Called on the connection's event loop, during the handshake.
 using SniCallback = std::function<std::optional<SslContext>(std::string_view server_name)>;
 
+/// Builds an SslContext for a server (certificate chain and key) or a client (trusted CAs, peer
+/// and hostname verification), with ALPN, SNI and session resumption. The setters return the
+/// builder, for chaining; build() loads the files and may be called more than once. Not
+/// thread-safe; the contexts it builds are.
 class SslContextBuilder {
  public:
   /// A server presenting the PEM certificate chain (leaf first) and private key of these files.
@@ -27,10 +31,12 @@ class SslContextBuilder {
   /// unless told otherwise.
   static SslContextBuilder for_client();
 
+  ///@{
   /// Trusted CAs: a PEM file, or a directory prepared with `openssl rehash`. Setting either
   /// replaces the system store on a client.
   SslContextBuilder& trust_ca_file(std::string file);
   SslContextBuilder& trust_ca_dir(std::string dir);
+  ///@}
   /// Verify the peer's certificate: on by default on a client; on a server it asks for a client
   /// certificate and requires one.
   SslContextBuilder& verify_peer(bool on);

@@ -9,6 +9,8 @@
 
 namespace trellis::ssl {
 
+/// A TLS failure: a bad record, an unexpected alert, a truncated stream, or a context that could
+/// not be built; what() carries OpenSSL's reason.
 class SslError : public Error {
  public:
   using Error::Error;
@@ -18,12 +20,14 @@ class SslError : public Error {
 /// check (0, X509_V_OK, when the failure was not about the certificate).
 class SslHandshakeError : public SslError {
  public:
+  /// A failed handshake, described by `what`, with the certificate check's result and its text.
   explicit SslHandshakeError(const std::string& what, long verify_result = 0,
                              std::string verify_result_text = {})
       : SslError(what),
         verify_result_(verify_result),
         verify_result_text_(std::move(verify_result_text)) {}
 
+  /// OpenSSL's X509_V_* code of the peer's certificate check (0: not about the certificate).
   long verify_result() const noexcept { return verify_result_; }
   /// X509_verify_cert_error_string of verify_result(), e.g. "hostname mismatch".
   const std::string& verify_result_text() const noexcept { return verify_result_text_; }

@@ -5,10 +5,13 @@
 
 namespace trellis::codec {
 
-/// quality: 0 (fastest) to 11 (smallest); 4 suits dynamic content. window_bits: 10 to 24.
+/// Compresses the written ByteBufs as one brotli stream. quality: 0 (fastest) to 11 (smallest);
+/// 4 suits dynamic content. window_bits: 10 to 24. See CompressionEncoder for flush() and close().
 class BrotliEncoder : public CompressionEncoder {
  public:
+  /// The default quality: fast enough for dynamic content.
   static constexpr int kDefaultQuality = 4;
+  /// Throws EncoderError for a quality or window_bits out of range.
   explicit BrotliEncoder(int quality = kDefaultQuality, int window_bits = 22)
       : CompressionEncoder(make_brotli_compressor(quality, window_bits)) {}
 };

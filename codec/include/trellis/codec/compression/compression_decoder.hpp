@@ -9,19 +9,25 @@
 
 namespace trellis::codec {
 
+/// Decompresses one stream into ByteBufs of at most DecompressionLimits::chunk_size bytes: the
+/// base of ZlibDecoder, BrotliDecoder and ZstdDecoder. On the channel's loop; not sharable.
+///
 /// Failures are DecoderErrors: corrupt input; output beyond the limits (DecompressionLimitError,
 /// raised after at most one chunk past the limit, without holding the output); bytes after the end
 /// of the stream (a second gzip member or zstd frame included: one stream per channel); and a
 /// stream cut short when the input ends (channel inactive or input shut down).
 class CompressionDecoder : public ByteToMessageDecoder {
  public:
+  /// A decoder that drives `decompressor` within `limits`.
   CompressionDecoder(std::unique_ptr<StreamDecompressor> decompressor, DecompressionLimits limits);
 
   /// The end of the compressed stream was read.
   bool is_finished() const noexcept { return stream_.is_finished(); }
   /// An error was raised; the rest of the input is discarded.
   bool is_failed() const noexcept { return failed_; }
+  /// Compressed bytes consumed so far.
   std::uint64_t total_in() const noexcept { return stream_.total_in(); }
+  /// Decompressed bytes produced so far.
   std::uint64_t total_out() const noexcept { return stream_.total_out(); }
 
  protected:

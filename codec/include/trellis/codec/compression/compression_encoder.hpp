@@ -10,12 +10,17 @@
 
 namespace trellis::codec {
 
+/// Compresses every written ByteBuf into one stream: the base of ZlibEncoder, BrotliEncoder and
+/// ZstdEncoder. On the channel's loop.
+///
 /// Compressed bytes are written as ByteBufs, each with the promise of the write that produced
 /// them (possibly empty: the compressor may keep small inputs until the next flush). Not sharable.
 class CompressionEncoder : public MessageToByteEncoder<ByteBuf> {
  public:
+  /// An encoder that writes `compressor`'s stream.
   explicit CompressionEncoder(std::unique_ptr<StreamCompressor> compressor);
 
+  /// Remembers the context, for finish().
   void handler_added(ChannelHandlerContext& ctx) override { ctx_ = &ctx; }
   /// Writes what the compressor holds as a complete block (Z_SYNC_FLUSH, BROTLI_OPERATION_FLUSH,
   /// ZSTD_e_flush), then flushes.
@@ -26,6 +31,7 @@ class CompressionEncoder : public MessageToByteEncoder<ByteBuf> {
   /// Writes the trailer and flushes; writes after it fail with EncoderError. Call on the channel's
   /// loop, once the encoder is in a pipeline. Idempotent.
   void finish();
+  /// The trailer was written (finish() or close()).
   bool is_finished() const noexcept { return compressor_->is_finished(); }
 
  protected:

@@ -8,6 +8,7 @@
 
 namespace trellis::codec {
 
+/// The limits of one decompressed stream; the defaults suit HTTP bodies.
 struct DecompressionLimits {
   /// The most bytes one compressed stream (one HTTP message body) may decompress to.
   std::size_t max_output_bytes = std::size_t{64} << 20;

@@ -13,8 +13,12 @@
 
 namespace trellis::codec {
 
+/// One compression stream (zlib/gzip/raw deflate, brotli or zstd) behind one interface; made by
+/// make_zlib_compressor, make_brotli_compressor and make_zstd_compressor. Not thread-safe: one
+/// stream is used by one handler on one loop.
 class StreamCompressor {
  public:
+  /// What compress() does after taking its input.
   enum class Op : std::uint8_t {
     kProcess,  ///< compress; output may stay buffered inside the compressor
     kFlush,    ///< and emit everything so far as a complete, decodable block
@@ -35,14 +39,18 @@ class StreamCompressor {
   bool is_finished() const noexcept { return finished_; }
 
  protected:
+  /// Set by implementations once kFinish was done, cleared by their reset().
   bool finished_ = false;
 };
 
-/// Level: 0-9, or -1 for zlib's default (6).
+/// A zlib, gzip or raw deflate compressor (`wrapper`). Level: 0-9, or -1 for zlib's default (6).
+/// Throws EncoderError for a level out of range or ZlibWrapper::kZlibOrNone (decoders only).
 std::unique_ptr<StreamCompressor> make_zlib_compressor(ZlibWrapper wrapper, int level);
-/// Quality 0-11; window_bits 10-24 (the window is 2^window_bits - 16 bytes).
+/// A brotli compressor. Quality 0-11; window_bits 10-24 (the window is 2^window_bits - 16
+/// bytes). Throws EncoderError for either out of range.
 std::unique_ptr<StreamCompressor> make_brotli_compressor(int quality, int window_bits = 22);
-/// Level 1-19 (negative: faster modes); the frames carry a checksum.
+/// A zstd compressor. Level 1-19 (negative: faster modes); the frames carry a checksum. Throws
+/// EncoderError for a level out of range.
 std::unique_ptr<StreamCompressor> make_zstd_compressor(int level);
 
 }  // namespace trellis::codec

@@ -15,8 +15,12 @@
 
 namespace trellis::codec {
 
+/// One decompression stream (zlib/gzip/raw deflate, brotli or zstd) behind one interface; made by
+/// make_zlib_decompressor, make_brotli_decompressor and make_zstd_decompressor, driven by
+/// BoundedDecompression. Not thread-safe: one stream is used by one handler on one loop.
 class StreamDecompressor {
  public:
+  /// What one decompress() call did.
   struct Step {
     std::size_t consumed = 0;  ///< bytes of `in` used
     std::size_t produced = 0;  ///< bytes written to the front of `out`
@@ -29,17 +33,22 @@ class StreamDecompressor {
   virtual void reset() = 0;
 };
 
+/// A zlib, gzip or raw deflate decompressor (`wrapper`; ZlibWrapper::kZlibOrNone tells zlib from
+/// raw deflate by the first two bytes).
 std::unique_ptr<StreamDecompressor> make_zlib_decompressor(ZlibWrapper wrapper);
+/// A brotli decompressor.
 std::unique_ptr<StreamDecompressor> make_brotli_decompressor();
-/// Accepts windows up to 8 MiB (RFC 9659's limit for the HTTP "zstd" coding), bounding memory.
+/// A zstd decompressor. Accepts windows up to 8 MiB (RFC 9659's limit for the HTTP "zstd" coding),
+/// bounding memory.
 std::unique_ptr<StreamDecompressor> make_zstd_decompressor();
 
 /// One compressed stream decoded within limits: next() returns the next buffer of output (at most
 /// limits.chunk_size bytes), empty when more input is needed or the stream ended. Throws
 /// DecompressionLimitError when the output passes the limits, DecoderError on corrupt input or on
-/// bytes after the end of the stream.
+/// bytes after the end of the stream. Not thread-safe.
 class BoundedDecompression {
  public:
+  /// Drives `engine` within `limits`.
   BoundedDecompression(std::unique_ptr<StreamDecompressor> engine, DecompressionLimits limits);
 
   /// Consumes from the front of `in` (advancing it) and returns output; call again while it
@@ -49,8 +58,11 @@ class BoundedDecompression {
   bool is_finished() const noexcept { return finished_; }
   /// Some input was consumed since the start (or the last reset()).
   bool is_started() const noexcept { return total_in_ > 0; }
+  /// Compressed bytes consumed since the start (or the last reset()).
   std::uint64_t total_in() const noexcept { return total_in_; }
+  /// Decompressed bytes produced since the start (or the last reset()).
   std::uint64_t total_out() const noexcept { return total_out_; }
+  /// The limits it enforces.
   const DecompressionLimits& limits() const noexcept { return limits_; }
   /// Starts a new stream (the next message body).
   void reset();

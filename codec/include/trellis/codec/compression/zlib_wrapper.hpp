@@ -5,6 +5,7 @@
 
 namespace trellis::codec {
 
+/// The framing around a deflate stream, for the zlib encoders and decoders.
 enum class ZlibWrapper : std::uint8_t {
   kZlib,  ///< RFC 1950: 2-byte header, Adler-32 trailer (HTTP's "deflate" content-coding)
   kGzip,  ///< RFC 1952: gzip header, CRC-32 and length trailer

@@ -5,10 +5,14 @@
 
 namespace trellis::codec {
 
-/// level: 1 (fastest) to 19 (smallest; windows stay at most 8 MiB), negative for faster modes.
+/// Compresses the written ByteBufs as one Zstandard frame. See CompressionEncoder for flush() and
+/// close(). level: 1 (fastest) to 19 (smallest; windows stay at most 8 MiB), negative for faster
+/// modes.
 class ZstdEncoder : public CompressionEncoder {
  public:
+  /// zstd's default level.
   static constexpr int kDefaultLevel = 3;
+  /// Throws EncoderError for a level out of range.
   explicit ZstdEncoder(int level = kDefaultLevel)
       : CompressionEncoder(make_zstd_compressor(level)) {}
 };

@@ -8,7 +8,14 @@
 
 namespace trellis::http {
 
-enum class ContentCoding : std::uint8_t { kIdentity, kGzip, kDeflate, kBrotli, kZstd };
+/// An HTTP content coding.
+enum class ContentCoding : std::uint8_t {
+  kIdentity,  ///< "identity": no coding
+  kGzip,      ///< "gzip"
+  kDeflate,   ///< "deflate" (zlib framing)
+  kBrotli,    ///< "br"
+  kZstd,      ///< "zstd"
+};
 
 /// The token of a coding ("identity", "gzip", "deflate", "br", "zstd").
 std::string_view content_coding_name(ContentCoding coding) noexcept;
@@ -18,10 +25,10 @@ std::optional<ContentCoding> parse_content_coding(std::string_view value) noexce
 
 /// Which codings a server may pick (a bit per coding).
 struct ContentCodings {
-  bool br = true;
-  bool zstd = true;
-  bool gzip = true;
-  bool deflate = true;
+  bool br = true;       ///< brotli may be picked
+  bool zstd = true;     ///< zstd may be picked
+  bool gzip = true;     ///< gzip may be picked
+  bool deflate = true;  ///< deflate may be picked
 };
 
 /// The coding to answer with, given the request's Accept-Encoding (nullopt: the header is absent,

@@ -22,12 +22,15 @@ class ConnectError : public IoError {
 /// it too; phase() says which deadline.
 class TimeoutError : public trellis::TimeoutError {
  public:
+  /// Which deadline ran out.
   enum class Phase {
     kConnect,   ///< HttpClientOptions::connect_timeout: the TCP connection was not established
     kPoolWait,  ///< request_timeout ran out while the request waited for a connection
     kRequest,   ///< request_timeout ran out while the request was sent or its response read
   };
+  /// A timeout of `phase`, described by `what`.
   TimeoutError(Phase phase, const std::string& what);
+  /// Which deadline ran out.
   Phase phase() const noexcept { return phase_; }
 
  private:
@@ -42,8 +45,10 @@ const char* to_string(TimeoutError::Phase phase) noexcept;
 /// an idempotent request is safe to send again.
 class ConnectionClosedError : public ClosedChannelError {
  public:
+  /// A closed connection, described by `what`.
   ConnectionClosedError(bool may_have_been_processed, const std::string& what)
       : ClosedChannelError(what), may_have_been_processed_(may_have_been_processed) {}
+  /// The request had been handed to the connection: the server may have acted on it.
   bool may_have_been_processed() const noexcept { return may_have_been_processed_; }
 
  private:

@@ -13,6 +13,8 @@ class SslContext;  // trellis/ssl/ssl_context.hpp (the HttpClient links trellis:
 
 namespace trellis::http {
 
+/// The limits and deadlines of an HttpClient (and of each of its HttpConnectionPools). Every
+/// deadline runs on the loop's clock.
 struct HttpClientOptions {
   /// Connections open at once to one scheme+host+port; requests beyond wait in a queue.
   std::size_t max_connections_per_host = 8;

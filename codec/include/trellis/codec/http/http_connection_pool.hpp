@@ -25,6 +25,12 @@ class ChannelHandler;
 
 namespace trellis::http {
 
+/// The connections of an HTTP client to one scheme+host+port, all on one event loop: keep-alive
+/// connections are reused (the most recently used first), up to max_connections_per_host are open
+/// at once and further requests wait in a bounded FIFO queue. Every deadline is on the loop's
+/// clock. Transport-neutral: a Connector makes the channels. Its operations run on the pool's loop
+/// (executor()); requests fail with the errors of http_client_errors.hpp, RejectedExecutionError
+/// when the queue is full, ClosedChannelError after close().
 class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPool> {
  public:
   /// Connects a new channel with handler as its pipeline's handler (a ChannelInitializer), on
@@ -39,6 +45,7 @@ class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPoo
   HttpConnectionPool(const HttpConnectionPool&) = delete;
   HttpConnectionPool& operator=(const HttpConnectionPool&) = delete;
 
+  /// The loop the pool and its connections run on.
   EventExecutor& executor() const noexcept { return loop_; }
 
   /// On the pool's loop: sends request on an idle connection, a new one, or after the requests
@@ -51,11 +58,16 @@ class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPoo
   /// (ClosedChannelError); later submissions fail the same way.
   void close();
 
-  /// For tests and diagnostics (on the pool's loop).
+  /// @name Counters
+  ///@{
+
+  /// For tests and diagnostics (on the pool's loop): connections open (busy or idle), idle,
+  /// being connected, and requests waiting for a connection.
   std::size_t open_connections() const noexcept { return connections_.size(); }
   std::size_t idle_connections() const noexcept { return idle_.size(); }
   std::size_t connecting() const noexcept { return connecting_; }
   std::size_t waiting_requests() const noexcept { return waiting_.size() + retrying_.size(); }
+  ///@}
   /// Requests sent once more after a stale connection, since the pool was created.
   std::uint64_t retries() const noexcept { return retries_; }
   /// Connections made since the pool was created.

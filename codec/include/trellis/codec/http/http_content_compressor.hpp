@@ -19,6 +19,10 @@ namespace trellis::http {
 /// font/woff*, zip, gzip, zstd, brotli, 7z, rar, xz, bzip2, pdf...).
 bool is_compressible_content_type(std::string_view content_type) noexcept;
 
+/// Compresses HTTP response bodies (br, zstd, gzip or deflate) as the request's Accept-Encoding
+/// allows; sits after HttpServerCodec, before the handlers that answer. On the channel's loop; not
+/// sharable.
+///
 /// Each request's Accept-Encoding is remembered in request order, so that pipelined responses are
 /// paired with their own request. A response is compressed unless: it answers HEAD, is 1xx, 204
 /// or 304, already has a Content-Encoding, its Content-Type is not compressible, its body (or
@@ -33,21 +37,28 @@ bool is_compressible_content_type(std::string_view content_type) noexcept;
 ///   A FileRegion body cannot be compressed: writing one fails with EncoderError.
 class HttpContentCompressor : public ChannelDuplexHandler {
  public:
+  /// What it compresses, and how hard.
   struct Options {
-    std::size_t min_body_bytes = 1024;
-    ContentCodings codings;  ///< which codings may be chosen
-    int gzip_level = 6;      ///< gzip and deflate, 1-9
-    int brotli_quality = 4;  ///< 0-11
-    int zstd_level = 3;      ///< 1-19
+    std::size_t min_body_bytes = 1024;  ///< smaller bodies are sent as they are
+    ContentCodings codings;             ///< which codings may be chosen
+    int gzip_level = 6;                 ///< gzip and deflate, 1-9
+    int brotli_quality = 4;             ///< 0-11
+    int zstd_level = 3;                 ///< 1-19
   };
+  /// A compressor with the default Options.
   HttpContentCompressor() : HttpContentCompressor(Options{}) {}
+  /// A compressor with these options.
   explicit HttpContentCompressor(Options options);
   ~HttpContentCompressor() override;
 
+  /// Remembers each request's Accept-Encoding, then passes the request on.
   void channel_read(ChannelHandlerContext& ctx, Message msg) override;
+  /// Compresses a response (head, body pieces) when it should be; other messages pass on.
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
+  /// Emits what a streamed body compressed so far as a complete block, then flushes.
   void flush(ChannelHandlerContext& ctx) override;
 
+  /// The options it was made with.
   const Options& options() const noexcept { return options_; }
   /// Requests whose response has not started yet (tests and diagnostics).
   std::size_t pending_requests() const noexcept { return pending_.size(); }

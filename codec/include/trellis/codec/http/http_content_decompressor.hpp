@@ -12,6 +12,9 @@
 
 namespace trellis::http {
 
+/// Decodes message bodies sent with Content-Encoding gzip, deflate, br or zstd, within
+/// DecompressionLimits. On the channel's loop; not sharable.
+///
 /// Place it after the HTTP codec and before an HttpObjectAggregator. For a decoded message the
 /// Content-Encoding field is removed; a streamed one (head, HttpContent..., LastHttpContent) loses
 /// Content-Length and goes "Transfer-Encoding: chunked" (its size is unknown until the end), its
@@ -24,9 +27,11 @@ namespace trellis::http {
 /// rest of that message is dropped.
 class HttpContentDecompressor : public ChannelInboundHandler {
  public:
+  /// A decompressor whose every body is bounded by `limits`.
   explicit HttpContentDecompressor(codec::DecompressionLimits limits = {});
   ~HttpContentDecompressor() override;
 
+  /// Decodes the body of an encoded message; other messages pass on untouched.
   void channel_read(ChannelHandlerContext& ctx, Message msg) override;
 
  private:

@@ -21,6 +21,8 @@ std::string format_http_date(std::time_t t);
 /// asctime forms are not accepted (they are ignored, which only costs a full response).
 std::optional<std::time_t> parse_http_date(std::string_view text);
 
+/// The current HTTP date, recomputed at most once a second of the caller's clock. Not
+/// thread-safe: each thread uses its own (for_this_thread()).
 class HttpDateCache {
  public:
   /// The current date, recomputed when a second (on now_nanos, the caller's executor clock) has
@@ -29,7 +31,7 @@ class HttpDateCache {
     const auto line = field_line(now_nanos);  // "Date: " + date + "\r\n"
     return line.substr(6, line.size() - 8);
   }
-  /// The same date as a whole field line: "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n".
+  /// The same date as a whole field line: `"Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n"`.
   std::string_view field_line(std::int64_t now_nanos);
   /// The calling thread's cache (each loop thread has its own).
   static HttpDateCache& for_this_thread();

@@ -34,8 +34,12 @@ struct HttpRequestDecoderOptions {
 
 class HttpServerCodec;
 
+/// Decodes requests: a head (HttpRequest, or FullHttpRequest with full_bodiless_requests), its
+/// HttpContent pieces and a LastHttpContent. Bad input is answered with the status the parser
+/// chose and "Connection: close", then the connection closes. On the channel's loop; not sharable.
 class HttpRequestDecoder : public codec::ByteToMessageDecoder {
  public:
+  /// A decoder within `limits`, handing requests on as `options` says.
   explicit HttpRequestDecoder(HttpParserLimits limits = {}, HttpRequestDecoderOptions options = {})
       : parser_(HttpParser::Kind::kRequest, limits), options_(options) {}
 
@@ -55,7 +59,9 @@ class HttpRequestDecoder : public codec::ByteToMessageDecoder {
   bool in_head() const noexcept { return !parser_.in_message() && actual_readable_bytes() > 0; }
 
  protected:
+  /// Decodes the messages `in` holds (ByteToMessageDecoder's loop rules).
   void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
+  /// The input ended: a request cut short is dropped (nobody is left to answer it).
   void decode_last(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
 
  private:
@@ -87,8 +93,12 @@ class HttpRequestDecoder : public codec::ByteToMessageDecoder {
   std::size_t discarded_ = 0;          // bytes thrown away since the input stopped
 };
 
+/// Decodes responses: a head (HttpResponse), its HttpContent pieces and a LastHttpContent. Bad
+/// input raises an HttpParseError (a DecoderError) to exception_caught. On the channel's loop; not
+/// sharable.
 class HttpResponseDecoder : public codec::ByteToMessageDecoder {
  public:
+  /// A decoder within `limits`.
   explicit HttpResponseDecoder(HttpParserLimits limits = {})
       : parser_(HttpParser::Kind::kResponse, limits) {}
 
@@ -97,7 +107,10 @@ class HttpResponseDecoder : public codec::ByteToMessageDecoder {
   void on_request_method(HttpMethod::Id method) { methods_.push_back(method); }
 
  protected:
+  /// Decodes the messages `in` holds (ByteToMessageDecoder's loop rules).
   void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
+  /// The input ended: completes a body delimited by the connection's close; a response cut
+  /// short is an HttpParseError.
   void decode_last(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
 
  private:

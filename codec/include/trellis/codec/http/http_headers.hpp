@@ -222,7 +222,7 @@ class HttpHeaders {
   /// Reserves room for a header block of about bytes characters and fields fields.
   void reserve(std::size_t bytes, std::size_t fields);
 
-  /// At least the bytes of the fields written as "Name: value\r\n" lines, found without looking
+  /// At least the bytes of the fields written as `"Name: value\r\n"` lines, found without looking
   /// at them (for encoders that size their buffer first and write in one pass).
   std::size_t wire_size_bound() const noexcept {
     return chars_size_ + std::size_t{size_} * (detail::kMaxHeaderNameLength + 4);

@@ -10,6 +10,8 @@
 
 namespace trellis::http {
 
+/// The methods of the requests whose responses are still to come, oldest first: a ring held
+/// inside its owner, allocating only beyond kInline entries. Not thread-safe (one connection's).
 class HttpMethodQueue {
  public:
   /// Entries held without an allocation.

@@ -19,13 +19,22 @@
 
 namespace trellis::http {
 
+/// Joins a head and its body pieces into one FullHttpRequest or FullHttpResponse, up to
+/// max_content_length bytes. A request over the limit is answered with 413 and "Connection:
+/// close", then the connection closes; a response over it raises TooLongFrameError to
+/// exception_caught. Answers a request's expectation itself (100 Continue, 417). On the channel's
+/// loop; not sharable.
 class HttpObjectAggregator : public ChannelInboundHandler {
  public:
+  /// An aggregator of bodies up to `max_content_length` bytes.
   explicit HttpObjectAggregator(std::size_t max_content_length)
       : max_content_length_(max_content_length) {}
 
+  /// Joins the pieces of a message; a complete message (and anything not HTTP) passes on.
   void channel_read(ChannelHandlerContext& ctx, Message msg) override;
+  /// Drops a message half joined, then passes the event on.
   void channel_inactive(ChannelHandlerContext& ctx) override;
+  /// The largest body joined.
   std::size_t max_content_length() const noexcept { return max_content_length_; }
   /// While on, a response that starts is passed on as it came (head, pieces, last piece) instead
   /// of being joined: the client's streaming requests read their bodies piece by piece. Switched

@@ -13,9 +13,16 @@
 
 namespace trellis::http {
 
+/// Persistent connections per RFC 9112 §9.3: marks responses "Connection: close" when the
+/// request or the response does not allow the connection to persist and closes once such a
+/// response is written; answers HTTP/1.0 keep-alive requests with "Connection: keep-alive". Put it
+/// after HttpServerCodec. On the channel's loop; not sharable.
 class HttpServerKeepAliveHandler : public ChannelDuplexHandler {
  public:
+  /// Remembers whether each request allows the connection to persist, then passes it on.
   void channel_read(ChannelHandlerContext& ctx, Message msg) override;
+  /// Sets the Connection field of a response head; closes after the end of a response that ends
+  /// the connection.
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
 
  private:

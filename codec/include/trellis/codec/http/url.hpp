@@ -16,8 +16,12 @@ class UrlError : public InvalidArgumentError {
   using InvalidArgumentError::InvalidArgumentError;
 };
 
+/// An http:// or https:// URL split into what a client needs to send a request: host, port and
+/// the request target. A value type.
 struct Url {
+  /// The default port of http.
   static constexpr std::uint16_t kDefaultHttpPort = 80;
+  /// The default port of https.
   static constexpr std::uint16_t kDefaultHttpsPort = 443;
 
   /// The host as written, without the brackets of an IPv6 literal ("::1" for "http://[::1]/").
@@ -39,9 +43,11 @@ struct Url {
   std::string host_header() const;
   /// "http://" or "https://".
   std::string_view scheme_prefix() const noexcept { return https ? "https://" : "http://"; }
+  /// The scheme's default port: 80 or 443.
   std::uint16_t default_port() const noexcept {
     return https ? kDefaultHttpsPort : kDefaultHttpPort;
   }
+  /// Equal when every part is.
   bool operator==(const Url&) const = default;
 };
 
