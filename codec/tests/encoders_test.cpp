@@ -177,6 +177,22 @@ TEST_CASE("ByteToMessageCodec decodes inbound bytes and encodes outbound message
   CHECK(hex(*ch.read_inbound<ByteBuf>()) == "0000");
 }
 
+TEST_CASE("ByteToMessageCodec's decoder half can be removed alone: its pending bytes go on") {
+  auto codec = std::make_shared<IntCodec>();
+  EmbeddedChannel ch{codec};
+  ch.write_inbound(ByteBuf::from(std::string("\0\0\0\x02\0", 5)));
+  CHECK(ch.read_inbound<int>() == 2);
+  codec->remove_inbound_handler();
+  CHECK(hex(*ch.read_inbound<ByteBuf>()) == "00");  // the byte it held
+  ch.write_inbound(ByteBuf::from(std::string("\0\0\0\x03", 4)));
+  CHECK(hex(*ch.read_inbound<ByteBuf>()) == "00000003");  // no longer decoded
+  ch.write_outbound(4);
+  CHECK(hex(*ch.read_outbound<ByteBuf>()) == "00000004");  // still encoded
+  ch.pipeline().remove(*codec);
+  TRELLIS_CHECK_NO_MORE_OUTBOUND(ch);
+  ch.finish();
+}
+
 TEST_CASE("MessageToMessageCodec converts both directions and passes other types") {
   EmbeddedChannel ch{std::make_shared<IntStringCodec>()};
   ch.write_inbound(42, std::string("s"));

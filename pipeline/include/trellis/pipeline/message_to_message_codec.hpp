@@ -2,30 +2,73 @@
 // outbound Out messages, each into zero or more messages.
 #pragma once
 
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include <trellis/pipeline/combined_channel_duplex_handler.hpp>
 #include <trellis/pipeline/message_to_message_decoder.hpp>
 #include <trellis/pipeline/message_to_message_encoder.hpp>
 
 namespace trellis {
 
+template <class In, class Out>
+class MessageToMessageCodec;
+
+namespace detail {
+
+// The decoder half of MessageToMessageCodec: its decode calls the codec's.
+template <class In, class Out>
+class MessageToMessageCodecDecoder final : public MessageToMessageDecoder<In> {
+ public:
+  explicit MessageToMessageCodecDecoder(MessageToMessageCodec<In, Out>& codec) : codec_(codec) {}
+
+ protected:
+  void decode(ChannelHandlerContext& ctx, In msg, std::vector<Message>& out) override {
+    codec_.decode(ctx, std::move(msg), out);
+  }
+  bool accept_inbound_message(const Message& msg) const override {
+    return codec_.accept_inbound_message(msg);
+  }
+
+ private:
+  MessageToMessageCodec<In, Out>& codec_;
+};
+
+// The encoder half of MessageToMessageCodec: its encode calls the codec's.
+template <class In, class Out>
+class MessageToMessageCodecEncoder final : public MessageToMessageEncoder<Out> {
+ public:
+  explicit MessageToMessageCodecEncoder(MessageToMessageCodec<In, Out>& codec) : codec_(codec) {}
+
+ protected:
+  void encode(ChannelHandlerContext& ctx, Out msg, std::vector<Message>& out) override {
+    codec_.encode(ctx, std::move(msg), out);
+  }
+  bool accept_outbound_message(const Message& msg) const override {
+    return codec_.accept_outbound_message(msg);
+  }
+
+ private:
+  MessageToMessageCodec<In, Out>& codec_;
+};
+
+}  // namespace detail
+
 /// One duplex handler that decodes inbound In messages and encodes outbound Out messages, each
 /// into zero or more messages.
 /// decode/encode follow MessageToMessageDecoder/Encoder (pooled output lists, the write's promise
-/// on the last encoded message). Messages of other types pass through in both directions.
+/// on the last encoded message). Messages of other types pass through in both directions. A
+/// CombinedChannelDuplexHandler of the two: either half can be removed on its own.
 template <class In, class Out>
-class MessageToMessageCodec : public ChannelDuplexHandler {
+class MessageToMessageCodec
+    : public CombinedChannelDuplexHandler<detail::MessageToMessageCodecDecoder<In, Out>,
+                                          detail::MessageToMessageCodecEncoder<In, Out>> {
  public:
-  MessageToMessageCodec() : decoder_(*this), encoder_(*this) {}
-
-  /// Decodes an accepted inbound message and fires what it became.
-  void channel_read(ChannelHandlerContext& ctx, Message msg) override {
-    decoder_.channel_read(ctx, std::move(msg));
-  }
-  /// Encodes an accepted written message and writes what it became.
-  void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
-    encoder_.write(ctx, std::move(msg), std::move(promise));
-  }
+  /// A codec whose halves call decode() and encode().
+  MessageToMessageCodec()
+      : MessageToMessageCodec::CombinedChannelDuplexHandler(
+            std::piecewise_construct, std::forward_as_tuple(*this), std::forward_as_tuple(*this)) {}
 
  protected:
   /// Appends what msg decodes to to `out` (possibly nothing).
@@ -38,40 +81,8 @@ class MessageToMessageCodec : public ChannelDuplexHandler {
   virtual bool accept_outbound_message(const Message& msg) const { return msg.is<Out>(); }
 
  private:
-  class Decoder final : public MessageToMessageDecoder<In> {
-   public:
-    explicit Decoder(MessageToMessageCodec& codec) : codec_(codec) {}
-
-   protected:
-    void decode(ChannelHandlerContext& ctx, In msg, std::vector<Message>& out) override {
-      codec_.decode(ctx, std::move(msg), out);
-    }
-    bool accept_inbound_message(const Message& msg) const override {
-      return codec_.accept_inbound_message(msg);
-    }
-
-   private:
-    MessageToMessageCodec& codec_;
-  };
-
-  class Encoder final : public MessageToMessageEncoder<Out> {
-   public:
-    explicit Encoder(MessageToMessageCodec& codec) : codec_(codec) {}
-
-   protected:
-    void encode(ChannelHandlerContext& ctx, Out msg, std::vector<Message>& out) override {
-      codec_.encode(ctx, std::move(msg), out);
-    }
-    bool accept_outbound_message(const Message& msg) const override {
-      return codec_.accept_outbound_message(msg);
-    }
-
-   private:
-    MessageToMessageCodec& codec_;
-  };
-
-  Decoder decoder_;
-  Encoder encoder_;
+  friend class detail::MessageToMessageCodecDecoder<In, Out>;
+  friend class detail::MessageToMessageCodecEncoder<In, Out>;
 };
 
 }  // namespace trellis

@@ -8,9 +8,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 
 #include <trellis/codec/http/http_decoders.hpp>
 #include <trellis/codec/http/http_response_encoder.hpp>
+#include <trellis/pipeline/combined_channel_duplex_handler.hpp>
 #include <trellis/pipeline/scheduled_future.hpp>
 
 namespace trellis::http {
@@ -139,45 +142,35 @@ class HttpServerCodec : public ChannelDuplexHandler {
 
 /// The HTTP/1.1 client side of a connection: encodes requests (HttpRequestEncoder) and decodes
 /// responses (HttpResponseDecoder), telling the decoder each request's method so that responses
-/// to HEAD and CONNECT are framed right. One per channel (not sharable); on the channel's loop.
-class HttpClientCodec : public ChannelDuplexHandler {
+/// to HEAD and CONNECT are framed right. A CombinedChannelDuplexHandler of the two. One per
+/// channel (not sharable); on the channel's loop.
+class HttpClientCodec
+    : public CombinedChannelDuplexHandler<HttpResponseDecoder, HttpRequestEncoder> {
  public:
   /// A codec whose response parser has these limits.
-  explicit HttpClientCodec(HttpParserLimits limits = {}) : decoder_(limits) {}
+  explicit HttpClientCodec(HttpParserLimits limits = {})
+      : CombinedChannelDuplexHandler(std::piecewise_construct, std::forward_as_tuple(limits),
+                                     std::tuple<>()) {}
 
-  /// @name Handler callbacks
-  ///@{
-
-  /// Inbound events go to the response decoder, writes to the request encoder.
+  /// Counts the bytes received, then hands the message to the response decoder.
   void channel_read(ChannelHandlerContext& ctx, Message msg) override {
     if (const auto* bytes = msg.try_get<ByteBuf>()) inbound_bytes_ += bytes->readable_bytes();
-    decoder_.channel_read(ctx, std::move(msg));
+    CombinedChannelDuplexHandler::channel_read(ctx, std::move(msg));
   }
-  void channel_read_complete(ChannelHandlerContext& ctx) override {
-    decoder_.channel_read_complete(ctx);
-  }
-  void channel_inactive(ChannelHandlerContext& ctx) override { decoder_.channel_inactive(ctx); }
-  void user_event_triggered(ChannelHandlerContext& ctx, Message event) override {
-    decoder_.user_event_triggered(ctx, std::move(event));
-  }
-  void handler_removed(ChannelHandlerContext& ctx) override { decoder_.handler_removed(ctx); }
-  ///@}
   /// Bytes received so far: the client tells a connection closed before any byte of a response
   /// (stale, safe to retry on) from one closed in the middle of it.
   std::uint64_t inbound_bytes() const noexcept { return inbound_bytes_; }
   /// Tells the response decoder the request's method, then encodes the request.
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
     if (auto* r = msg.try_get<HttpRequest>()) {
-      decoder_.on_request_method(r->method.id());
+      inbound_handler().on_request_method(r->method.id());
     } else if (auto* f = msg.try_get<FullHttpRequest>()) {
-      decoder_.on_request_method(f->method.id());
+      inbound_handler().on_request_method(f->method.id());
     }
-    encoder_.write(ctx, std::move(msg), std::move(promise));
+    CombinedChannelDuplexHandler::write(ctx, std::move(msg), std::move(promise));
   }
 
  private:
-  HttpResponseDecoder decoder_;
-  HttpRequestEncoder encoder_;
   std::uint64_t inbound_bytes_ = 0;
 };
 
