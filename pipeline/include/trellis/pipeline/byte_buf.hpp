@@ -2,6 +2,7 @@
 // indexes, big- and little-endian accessors, and zero-copy shares and slices.
 #pragma once
 
+#include <trellis/pipeline/byte_accessors.hpp>
 #include <trellis/pipeline/error.hpp>
 
 #include <atomic>
@@ -100,12 +101,15 @@ inline void store_int(std::byte* p, T signed_value) noexcept {
 /// A ByteBuf is a handle: moving it is cheap, copying is explicit (share() for another handle on
 /// the same bytes, copy() for new bytes). Storage is freed when its last handle goes away.
 ///
+/// The typed integer accessors (`get_u32`, `set_i64_le`, `read_u16`, `write_u8`, ...) are
+/// listed under ByteBufReadAccessors and ByteBufWriteAccessors, which this class derives from.
+///
 /// Threading: handles to one storage may live on different threads; one handle is used by one
 /// thread at a time.
 ///
 /// Errors: an access outside [0, capacity), a read of more than the readable bytes, and growing
 /// past max_capacity() throw IndexOutOfBoundsError and leave the indexes unchanged.
-class ByteBuf {
+class ByteBuf : public ByteBufReadAccessors<ByteBuf>, public ByteBufWriteAccessors<ByteBuf> {
  public:
   /// The largest capacity a ByteBuf can have (indexes are 32-bit).
   static constexpr std::size_t kMaxCapacity = 0x7fffffff;
@@ -241,90 +245,6 @@ class ByteBuf {
                     : std::span<std::byte>();
   }
 
-  /// @name Getting integers
-  ///@{
-
-  /// The integer at absolute `index` (big-endian unless `_le`); moves no index. Throws
-  /// IndexOutOfBoundsError unless its bytes lie inside the capacity.
-  std::uint8_t get_u8(std::size_t index) const { return get<std::uint8_t, false>(index); }
-  std::int8_t get_i8(std::size_t index) const { return get<std::int8_t, false>(index); }
-  std::uint16_t get_u16(std::size_t index) const { return get<std::uint16_t, false>(index); }
-  std::int16_t get_i16(std::size_t index) const { return get<std::int16_t, false>(index); }
-  std::uint32_t get_u32(std::size_t index) const { return get<std::uint32_t, false>(index); }
-  std::int32_t get_i32(std::size_t index) const { return get<std::int32_t, false>(index); }
-  std::uint64_t get_u64(std::size_t index) const { return get<std::uint64_t, false>(index); }
-  std::int64_t get_i64(std::size_t index) const { return get<std::int64_t, false>(index); }
-  std::uint16_t get_u16_le(std::size_t index) const { return get<std::uint16_t, true>(index); }
-  std::int16_t get_i16_le(std::size_t index) const { return get<std::int16_t, true>(index); }
-  std::uint32_t get_u32_le(std::size_t index) const { return get<std::uint32_t, true>(index); }
-  std::int32_t get_i32_le(std::size_t index) const { return get<std::int32_t, true>(index); }
-  std::uint64_t get_u64_le(std::size_t index) const { return get<std::uint64_t, true>(index); }
-  std::int64_t get_i64_le(std::size_t index) const { return get<std::int64_t, true>(index); }
-  ///@}
-
-  /// @name Setting integers
-  ///@{
-
-  /// Stores `v` at absolute `index` (big-endian unless `_le`); moves no index. Throws
-  /// IndexOutOfBoundsError unless its bytes lie inside the capacity.
-  void set_u8(std::size_t index, std::uint8_t v) { set<std::uint8_t, false>(index, v); }
-  void set_i8(std::size_t index, std::int8_t v) { set<std::int8_t, false>(index, v); }
-  void set_u16(std::size_t index, std::uint16_t v) { set<std::uint16_t, false>(index, v); }
-  void set_i16(std::size_t index, std::int16_t v) { set<std::int16_t, false>(index, v); }
-  void set_u32(std::size_t index, std::uint32_t v) { set<std::uint32_t, false>(index, v); }
-  void set_i32(std::size_t index, std::int32_t v) { set<std::int32_t, false>(index, v); }
-  void set_u64(std::size_t index, std::uint64_t v) { set<std::uint64_t, false>(index, v); }
-  void set_i64(std::size_t index, std::int64_t v) { set<std::int64_t, false>(index, v); }
-  void set_u16_le(std::size_t index, std::uint16_t v) { set<std::uint16_t, true>(index, v); }
-  void set_i16_le(std::size_t index, std::int16_t v) { set<std::int16_t, true>(index, v); }
-  void set_u32_le(std::size_t index, std::uint32_t v) { set<std::uint32_t, true>(index, v); }
-  void set_i32_le(std::size_t index, std::int32_t v) { set<std::int32_t, true>(index, v); }
-  void set_u64_le(std::size_t index, std::uint64_t v) { set<std::uint64_t, true>(index, v); }
-  void set_i64_le(std::size_t index, std::int64_t v) { set<std::int64_t, true>(index, v); }
-  ///@}
-
-  /// @name Reading integers
-  ///@{
-
-  /// Reads the integer at the reader index (big-endian unless `_le`) and advances the reader
-  /// index past it. Throws IndexOutOfBoundsError when fewer bytes are readable.
-  std::uint8_t read_u8() { return read<std::uint8_t, false>(); }
-  std::int8_t read_i8() { return read<std::int8_t, false>(); }
-  std::uint16_t read_u16() { return read<std::uint16_t, false>(); }
-  std::int16_t read_i16() { return read<std::int16_t, false>(); }
-  std::uint32_t read_u32() { return read<std::uint32_t, false>(); }
-  std::int32_t read_i32() { return read<std::int32_t, false>(); }
-  std::uint64_t read_u64() { return read<std::uint64_t, false>(); }
-  std::int64_t read_i64() { return read<std::int64_t, false>(); }
-  std::uint16_t read_u16_le() { return read<std::uint16_t, true>(); }
-  std::int16_t read_i16_le() { return read<std::int16_t, true>(); }
-  std::uint32_t read_u32_le() { return read<std::uint32_t, true>(); }
-  std::int32_t read_i32_le() { return read<std::int32_t, true>(); }
-  std::uint64_t read_u64_le() { return read<std::uint64_t, true>(); }
-  std::int64_t read_i64_le() { return read<std::int64_t, true>(); }
-  ///@}
-
-  /// @name Writing integers
-  ///@{
-
-  /// Appends `v` at the writer index (big-endian unless `_le`), growing like ensure_writable(),
-  /// and advances the writer index past it.
-  void write_u8(std::uint8_t v) { write<std::uint8_t, false>(v); }
-  void write_i8(std::int8_t v) { write<std::int8_t, false>(v); }
-  void write_u16(std::uint16_t v) { write<std::uint16_t, false>(v); }
-  void write_i16(std::int16_t v) { write<std::int16_t, false>(v); }
-  void write_u32(std::uint32_t v) { write<std::uint32_t, false>(v); }
-  void write_i32(std::int32_t v) { write<std::int32_t, false>(v); }
-  void write_u64(std::uint64_t v) { write<std::uint64_t, false>(v); }
-  void write_i64(std::int64_t v) { write<std::int64_t, false>(v); }
-  void write_u16_le(std::uint16_t v) { write<std::uint16_t, true>(v); }
-  void write_i16_le(std::int16_t v) { write<std::int16_t, true>(v); }
-  void write_u32_le(std::uint32_t v) { write<std::uint32_t, true>(v); }
-  void write_i32_le(std::int32_t v) { write<std::int32_t, true>(v); }
-  void write_u64_le(std::uint64_t v) { write<std::uint64_t, true>(v); }
-  void write_i64_le(std::int64_t v) { write<std::int64_t, true>(v); }
-  ///@}
-
   /// Copies bytes from absolute `index` into all of `out`; moves no index. Throws
   /// IndexOutOfBoundsError unless they lie inside the capacity.
   void get_bytes(std::size_t index, std::span<std::byte> out) const;
@@ -357,6 +277,8 @@ class ByteBuf {
 
  private:
   friend class ByteBufAllocator;
+  friend class ByteBufReadAccessors<ByteBuf>;
+  friend class ByteBufWriteAccessors<ByteBuf>;
 
   ByteBuf(detail::ByteBufStorage* storage, std::uint32_t offset, std::uint32_t capacity,
           std::uint32_t max_capacity, std::uint32_t reader, std::uint32_t writer) noexcept

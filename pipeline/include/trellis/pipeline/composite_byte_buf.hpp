@@ -21,11 +21,14 @@ namespace trellis {
 /// discard_read_components() drops fully read components and shifts both indexes down.
 /// Components are read-only here; the composite never writes into them.
 ///
+/// The typed integer getters and readers (`get_u32`, `read_u16_le`, ...) are listed under
+/// ByteBufReadAccessors, which this class derives from; an integer may span components.
+///
 /// Threading: one thread at a time (the components are handles, see ByteBuf).
 ///
 /// Errors: an access outside [0, writer index) and a read of more than the readable bytes throw
 /// IndexOutOfBoundsError and leave the reader index unchanged.
-class CompositeByteBuf {
+class CompositeByteBuf : public ByteBufReadAccessors<CompositeByteBuf> {
  public:
   /// Up to this many components live inside the object; more move to the heap.
   static constexpr std::size_t kInlineComponents = 8;
@@ -73,49 +76,6 @@ class CompositeByteBuf {
   /// Drops the components before the reader index; indexes shift down by their length.
   void discard_read_components();
 
-  /// @name Getting integers
-  ///@{
-
-  /// The integer at `index` (big-endian unless `_le`), which may span components; moves no
-  /// index. Throws IndexOutOfBoundsError unless its bytes lie below the writer index.
-  std::uint8_t get_u8(std::size_t index) const { return get<std::uint8_t, false>(index); }
-  std::int8_t get_i8(std::size_t index) const { return get<std::int8_t, false>(index); }
-  std::uint16_t get_u16(std::size_t index) const { return get<std::uint16_t, false>(index); }
-  std::int16_t get_i16(std::size_t index) const { return get<std::int16_t, false>(index); }
-  std::uint32_t get_u32(std::size_t index) const { return get<std::uint32_t, false>(index); }
-  std::int32_t get_i32(std::size_t index) const { return get<std::int32_t, false>(index); }
-  std::uint64_t get_u64(std::size_t index) const { return get<std::uint64_t, false>(index); }
-  std::int64_t get_i64(std::size_t index) const { return get<std::int64_t, false>(index); }
-  std::uint16_t get_u16_le(std::size_t index) const { return get<std::uint16_t, true>(index); }
-  std::int16_t get_i16_le(std::size_t index) const { return get<std::int16_t, true>(index); }
-  std::uint32_t get_u32_le(std::size_t index) const { return get<std::uint32_t, true>(index); }
-  std::int32_t get_i32_le(std::size_t index) const { return get<std::int32_t, true>(index); }
-  std::uint64_t get_u64_le(std::size_t index) const { return get<std::uint64_t, true>(index); }
-  std::int64_t get_i64_le(std::size_t index) const { return get<std::int64_t, true>(index); }
-  ///@}
-
-  /// @name Reading integers
-  ///@{
-
-  /// Reads the integer at the reader index (big-endian unless `_le`), which may span components,
-  /// and advances the reader index past it. Throws IndexOutOfBoundsError when fewer bytes are
-  /// readable.
-  std::uint8_t read_u8() { return read<std::uint8_t, false>(); }
-  std::int8_t read_i8() { return read<std::int8_t, false>(); }
-  std::uint16_t read_u16() { return read<std::uint16_t, false>(); }
-  std::int16_t read_i16() { return read<std::int16_t, false>(); }
-  std::uint32_t read_u32() { return read<std::uint32_t, false>(); }
-  std::int32_t read_i32() { return read<std::int32_t, false>(); }
-  std::uint64_t read_u64() { return read<std::uint64_t, false>(); }
-  std::int64_t read_i64() { return read<std::int64_t, false>(); }
-  std::uint16_t read_u16_le() { return read<std::uint16_t, true>(); }
-  std::int16_t read_i16_le() { return read<std::int16_t, true>(); }
-  std::uint32_t read_u32_le() { return read<std::uint32_t, true>(); }
-  std::int32_t read_i32_le() { return read<std::int32_t, true>(); }
-  std::uint64_t read_u64_le() { return read<std::uint64_t, true>(); }
-  std::int64_t read_i64_le() { return read<std::int64_t, true>(); }
-  ///@}
-
   /// Copies bytes from `index` into all of `out`; moves no index. Throws IndexOutOfBoundsError
   /// unless they lie below the writer index.
   void get_bytes(std::size_t index, std::span<std::byte> out) const;
@@ -152,6 +112,8 @@ class CompositeByteBuf {
   std::string to_string() const;
 
  private:
+  friend class ByteBufReadAccessors<CompositeByteBuf>;
+
   struct Component {
     ByteBuf buf;
     std::size_t start;  // index of its first readable byte in the composite
