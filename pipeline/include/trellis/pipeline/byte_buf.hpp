@@ -2,6 +2,7 @@
 // indexes, big- and little-endian accessors, and zero-copy shares and slices.
 #pragma once
 
+#include <trellis/pipeline/byte_accessors.hpp>
 #include <trellis/pipeline/error.hpp>
 
 #include <atomic>
@@ -93,20 +94,29 @@ inline void store_int(std::byte* p, T signed_value) noexcept {
 
 }  // namespace detail
 
-// Bytes with a reader index and a writer index: 0 <= reader_index <= writer_index <= capacity.
-// Reading consumes [reader_index, writer_index); writing appends at writer_index and grows the
-// capacity (doubling, up to max_capacity). get_/set_ take absolute indexes and move nothing.
-//
-// A ByteBuf is a handle: moving it is cheap, copying is explicit (share() for another handle on
-// the same bytes, copy() for new bytes). Storage is freed when its last handle goes away. Handles
-// to one storage may live on different threads; one handle is used by one thread at a time.
-class ByteBuf {
+/// Bytes with a reader index and a writer index: 0 <= reader_index <= writer_index <= capacity.
+/// Reading consumes [reader_index, writer_index); writing appends at writer_index and grows the
+/// capacity (doubling, up to max_capacity). `get_`/`set_` take absolute indexes and move nothing.
+///
+/// A ByteBuf is a handle: moving it is cheap, copying is explicit (share() for another handle on
+/// the same bytes, copy() for new bytes). Storage is freed when its last handle goes away.
+///
+/// The typed integer accessors (`get_u32`, `set_i64_le`, `read_u16`, `write_u8`, ...) are
+/// listed under ByteBufReadAccessors and ByteBufWriteAccessors, which this class derives from.
+///
+/// Threading: handles to one storage may live on different threads; one handle is used by one
+/// thread at a time.
+///
+/// Errors: an access outside [0, capacity), a read of more than the readable bytes, and growing
+/// past max_capacity() throw IndexOutOfBoundsError and leave the indexes unchanged.
+class ByteBuf : public ByteBufReadAccessors<ByteBuf>, public ByteBufWriteAccessors<ByteBuf> {
  public:
-  // The largest capacity a ByteBuf can have (indexes are 32-bit).
+  /// The largest capacity a ByteBuf can have (indexes are 32-bit).
   static constexpr std::size_t kMaxCapacity = 0x7fffffff;
 
-  // An empty handle: capacity 0, no storage; reads and writes throw IndexOutOfBoundsError.
+  /// An empty handle: capacity 0, no storage; reads and writes throw IndexOutOfBoundsError.
   ByteBuf() noexcept = default;
+  /// Takes over the other handle's storage and indexes; `other` becomes an empty handle.
   ByteBuf(ByteBuf&& other) noexcept
       : storage_(other.storage_),
         offset_(other.offset_),
@@ -116,6 +126,7 @@ class ByteBuf {
         writer_(other.writer_) {
     other.reset_fields();
   }
+  /// Lets go of this handle's storage, then takes over the other's; `other` becomes empty.
   ByteBuf& operator=(ByteBuf&& other) noexcept {
     if (this != &other) {
       release();
@@ -131,161 +142,143 @@ class ByteBuf {
   }
   ByteBuf(const ByteBuf&) = delete;
   ByteBuf& operator=(const ByteBuf&) = delete;
+  /// Lets go of the storage (freed when this was its last handle).
   ~ByteBuf() { release(); }
 
-  // A copy of `bytes` in a new buffer from ByteBufAllocator::default_allocator().
+  /// @name Making buffers
+  ///@{
+
+  /// A copy of `text` or `bytes` in a new buffer from ByteBufAllocator::default_allocator().
   static ByteBuf from(std::string_view text);
   static ByteBuf from(std::span<const std::byte> bytes);
+  ///@}
 
-  // Another handle on the same storage with the same indexes; writes through either are seen by
-  // both. Growing either one moves that one to new storage and leaves the other untouched.
+  /// Another handle on the same storage with the same indexes; writes through either are seen by
+  /// both. Growing either one moves that one to new storage and leaves the other untouched.
   ByteBuf share() const;
-  // A handle on bytes [index, index + length) of this one, sharing storage: reader index 0,
-  // writer index and capacity `length`, and a max capacity of `length` too.
+  /// A handle on bytes [index, index + length) of this one, sharing storage: reader index 0,
+  /// writer index and capacity `length`, and a max capacity of `length` too. Throws
+  /// IndexOutOfBoundsError when the range is not inside the capacity.
   ByteBuf slice(std::size_t index, std::size_t length) const;
-  // slice(reader_index(), readable_bytes()).
+  /// `slice(reader_index(), readable_bytes())`.
   ByteBuf slice() const { return slice(reader_, writer_ - reader_); }
-  // slice(reader_index(), length), then advances the reader index by `length`.
+  /// `slice(reader_index(), length)`, then advances the reader index by `length`. Throws
+  /// IndexOutOfBoundsError when fewer than `length` bytes are readable.
   ByteBuf read_slice(std::size_t length);
-  // The readable bytes (or [index, index + length)) copied into new storage of the same
-  // allocator. Copying an empty handle gives an empty handle.
+  /// @name Copying bytes
+  ///@{
+
+  /// The readable bytes (or [index, index + length)) copied into new storage of the same
+  /// allocator. Copying an empty handle gives an empty handle.
   ByteBuf copy() const { return copy(reader_, writer_ - reader_); }
   ByteBuf copy(std::size_t index, std::size_t length) const;
+  ///@}
 
+  /// The bytes this handle can hold before it grows.
   std::size_t capacity() const noexcept { return capacity_; }
+  /// The capacity this handle may grow to.
   std::size_t max_capacity() const noexcept { return max_capacity_; }
+  /// Where the next read starts.
   std::size_t reader_index() const noexcept { return reader_; }
+  /// Where the next write starts (the end of the readable bytes).
   std::size_t writer_index() const noexcept { return writer_; }
+  /// `writer_index() - reader_index()`.
   std::size_t readable_bytes() const noexcept { return writer_ - reader_; }
+  /// `capacity() - writer_index()`: what can be written without growing.
   std::size_t writable_bytes() const noexcept { return capacity_ - writer_; }
+  /// True when at least one byte is readable.
   bool is_readable() const noexcept { return writer_ > reader_; }
+  /// True when at least one byte can be written without growing.
   bool is_writable() const noexcept { return capacity_ > writer_; }
-  // Handles on this storage (0 for an empty handle); 1 means this handle is the only one.
+  /// Handles on this storage (0 for an empty handle); 1 means this handle is the only one.
   std::uint32_t ref_count() const noexcept {
     return storage_ ? storage_->refs.load(std::memory_order_acquire) : 0;
   }
 
+  /// Moves the reader index; throws IndexOutOfBoundsError past the writer index.
   void set_reader_index(std::size_t index);
+  /// Moves the writer index; throws IndexOutOfBoundsError outside [reader index, capacity].
   void set_writer_index(std::size_t index) {
     if (index < reader_ || index > capacity_) [[unlikely]]
       throw_writer_index(index);
     writer_ = static_cast<std::uint32_t>(index);
   }
+  /// Sets both indexes at once; throws IndexOutOfBoundsError unless
+  /// reader_index <= writer_index <= capacity().
   void set_index(std::size_t reader_index, std::size_t writer_index);
+  /// Sets both indexes to 0 (the bytes stay).
   void clear() noexcept { reader_ = writer_ = 0; }
+  /// Advances the reader index by `length`; throws IndexOutOfBoundsError when fewer bytes are
+  /// readable.
   void skip_bytes(std::size_t length) {
     check_readable(length);
     reader_ += static_cast<std::uint32_t>(length);
   }
-  // Makes room for `length` more bytes after the writer index: grows in place when this handle
-  // owns its storage alone and the block has room, else moves to new storage of at least double
-  // the size. Throws IndexOutOfBoundsError past max_capacity().
+  /// Makes room for `length` more bytes after the writer index: grows in place when this handle
+  /// owns its storage alone and the block has room, else moves to new storage of at least double
+  /// the size. Throws IndexOutOfBoundsError past max_capacity().
   void ensure_writable(std::size_t length) {
     if (length > capacity_ - writer_) grow(length);
   }
-  // Drops the bytes before the reader index: moves the readable bytes to index 0 when this handle
-  // is alone on its storage; on shared storage the handle's start moves instead (no copy; the
-  // capacity shrinks by the discarded amount).
+  /// Drops the bytes before the reader index: moves the readable bytes to index 0 when this handle
+  /// is alone on its storage; on shared storage the handle's start moves instead (no copy; the
+  /// capacity shrinks by the discarded amount).
   void discard_read_bytes();
 
-  // Start of the buffer (index 0, not the reader index); nullptr for an empty handle.
+  /// @name Raw access
+  ///@{
+
+  /// Start of the buffer (index 0, not the reader index); nullptr for an empty handle.
   std::byte* data() noexcept { return storage_ ? raw() : nullptr; }
   const std::byte* data() const noexcept { return storage_ ? raw() : nullptr; }
+  ///@}
+
+  /// The readable bytes, [reader index, writer index) (empty for an empty handle).
   std::span<const std::byte> readable_span() const noexcept {
     return storage_ ? std::span<const std::byte>(raw() + reader_, writer_ - reader_)
                     : std::span<const std::byte>();
   }
+  /// The writable bytes, [writer index, capacity); write into them, then advance the writer
+  /// index with set_writer_index().
   std::span<std::byte> writable_span() noexcept {
     return storage_ ? std::span<std::byte>(raw() + writer_, capacity_ - writer_)
                     : std::span<std::byte>();
   }
 
-  // Absolute accessors (big-endian unless _le). They move no index.
-  std::uint8_t get_u8(std::size_t index) const { return get<std::uint8_t, false>(index); }
-  std::int8_t get_i8(std::size_t index) const { return get<std::int8_t, false>(index); }
-  std::uint16_t get_u16(std::size_t index) const { return get<std::uint16_t, false>(index); }
-  std::int16_t get_i16(std::size_t index) const { return get<std::int16_t, false>(index); }
-  std::uint32_t get_u32(std::size_t index) const { return get<std::uint32_t, false>(index); }
-  std::int32_t get_i32(std::size_t index) const { return get<std::int32_t, false>(index); }
-  std::uint64_t get_u64(std::size_t index) const { return get<std::uint64_t, false>(index); }
-  std::int64_t get_i64(std::size_t index) const { return get<std::int64_t, false>(index); }
-  std::uint16_t get_u16_le(std::size_t index) const { return get<std::uint16_t, true>(index); }
-  std::int16_t get_i16_le(std::size_t index) const { return get<std::int16_t, true>(index); }
-  std::uint32_t get_u32_le(std::size_t index) const { return get<std::uint32_t, true>(index); }
-  std::int32_t get_i32_le(std::size_t index) const { return get<std::int32_t, true>(index); }
-  std::uint64_t get_u64_le(std::size_t index) const { return get<std::uint64_t, true>(index); }
-  std::int64_t get_i64_le(std::size_t index) const { return get<std::int64_t, true>(index); }
-
-  void set_u8(std::size_t index, std::uint8_t v) { set<std::uint8_t, false>(index, v); }
-  void set_i8(std::size_t index, std::int8_t v) { set<std::int8_t, false>(index, v); }
-  void set_u16(std::size_t index, std::uint16_t v) { set<std::uint16_t, false>(index, v); }
-  void set_i16(std::size_t index, std::int16_t v) { set<std::int16_t, false>(index, v); }
-  void set_u32(std::size_t index, std::uint32_t v) { set<std::uint32_t, false>(index, v); }
-  void set_i32(std::size_t index, std::int32_t v) { set<std::int32_t, false>(index, v); }
-  void set_u64(std::size_t index, std::uint64_t v) { set<std::uint64_t, false>(index, v); }
-  void set_i64(std::size_t index, std::int64_t v) { set<std::int64_t, false>(index, v); }
-  void set_u16_le(std::size_t index, std::uint16_t v) { set<std::uint16_t, true>(index, v); }
-  void set_i16_le(std::size_t index, std::int16_t v) { set<std::int16_t, true>(index, v); }
-  void set_u32_le(std::size_t index, std::uint32_t v) { set<std::uint32_t, true>(index, v); }
-  void set_i32_le(std::size_t index, std::int32_t v) { set<std::int32_t, true>(index, v); }
-  void set_u64_le(std::size_t index, std::uint64_t v) { set<std::uint64_t, true>(index, v); }
-  void set_i64_le(std::size_t index, std::int64_t v) { set<std::int64_t, true>(index, v); }
-
-  // Relative accessors: read_ consumes at the reader index, write_ appends at the writer index.
-  std::uint8_t read_u8() { return read<std::uint8_t, false>(); }
-  std::int8_t read_i8() { return read<std::int8_t, false>(); }
-  std::uint16_t read_u16() { return read<std::uint16_t, false>(); }
-  std::int16_t read_i16() { return read<std::int16_t, false>(); }
-  std::uint32_t read_u32() { return read<std::uint32_t, false>(); }
-  std::int32_t read_i32() { return read<std::int32_t, false>(); }
-  std::uint64_t read_u64() { return read<std::uint64_t, false>(); }
-  std::int64_t read_i64() { return read<std::int64_t, false>(); }
-  std::uint16_t read_u16_le() { return read<std::uint16_t, true>(); }
-  std::int16_t read_i16_le() { return read<std::int16_t, true>(); }
-  std::uint32_t read_u32_le() { return read<std::uint32_t, true>(); }
-  std::int32_t read_i32_le() { return read<std::int32_t, true>(); }
-  std::uint64_t read_u64_le() { return read<std::uint64_t, true>(); }
-  std::int64_t read_i64_le() { return read<std::int64_t, true>(); }
-
-  void write_u8(std::uint8_t v) { write<std::uint8_t, false>(v); }
-  void write_i8(std::int8_t v) { write<std::int8_t, false>(v); }
-  void write_u16(std::uint16_t v) { write<std::uint16_t, false>(v); }
-  void write_i16(std::int16_t v) { write<std::int16_t, false>(v); }
-  void write_u32(std::uint32_t v) { write<std::uint32_t, false>(v); }
-  void write_i32(std::int32_t v) { write<std::int32_t, false>(v); }
-  void write_u64(std::uint64_t v) { write<std::uint64_t, false>(v); }
-  void write_i64(std::int64_t v) { write<std::int64_t, false>(v); }
-  void write_u16_le(std::uint16_t v) { write<std::uint16_t, true>(v); }
-  void write_i16_le(std::int16_t v) { write<std::int16_t, true>(v); }
-  void write_u32_le(std::uint32_t v) { write<std::uint32_t, true>(v); }
-  void write_i32_le(std::int32_t v) { write<std::int32_t, true>(v); }
-  void write_u64_le(std::uint64_t v) { write<std::uint64_t, true>(v); }
-  void write_i64_le(std::int64_t v) { write<std::int64_t, true>(v); }
-
-  // Bytes in and out.
+  /// Copies bytes from absolute `index` into all of `out`; moves no index. Throws
+  /// IndexOutOfBoundsError unless they lie inside the capacity.
   void get_bytes(std::size_t index, std::span<std::byte> out) const;
+  /// Copies `in` to absolute `index`; moves no index. Throws IndexOutOfBoundsError unless the
+  /// range lies inside the capacity.
   void set_bytes(std::size_t index, std::span<const std::byte> in);
-  // Fills `out` completely from the readable bytes (throws if fewer are readable).
+  /// Fills `out` completely from the readable bytes (throws IndexOutOfBoundsError if fewer are
+  /// readable).
   void read_bytes(std::span<std::byte> out);
+  /// Appends `in` at the writer index, growing like ensure_writable().
   void write_bytes(std::span<const std::byte> in);
-  // Appends the readable bytes of `other` (whose indexes do not move); `other` may be *this.
+  /// Appends the readable bytes of `other` (whose indexes do not move); `other` may be *this.
   void write_bytes(const ByteBuf& other);
+  /// Appends the bytes of `text` at the writer index.
   void write_string(std::string_view text) {
     write_bytes(std::as_bytes(std::span<const char>(text.data(), text.size())));
   }
+  /// The next `length` readable bytes as a string; advances the reader index past them. Throws
+  /// IndexOutOfBoundsError when fewer are readable.
   std::string read_string(std::size_t length);
 
-  // Index of the first `value` in [from, to) when from <= to, else of the last one in [to, from);
-  // indexes are clamped to the capacity. -1 when absent.
+  /// Index of the first `value` in [from, to) when from <= to, else of the last one in [to, from);
+  /// indexes are clamped to the capacity. -1 when absent.
   std::int64_t index_of(std::size_t from, std::size_t to, std::uint8_t value) const;
 
-  // The readable bytes as a string (indexes do not move).
+  /// The readable bytes as a string (indexes do not move).
   std::string to_string() const;
-  // A Netty-style hex dump of the readable bytes (rows labelled with absolute indexes), for logs.
+  /// A Netty-style hex dump of the readable bytes (rows labelled with absolute indexes), for logs.
   std::string hex_dump() const;
 
  private:
   friend class ByteBufAllocator;
+  friend class ByteBufReadAccessors<ByteBuf>;
+  friend class ByteBufWriteAccessors<ByteBuf>;
 
   ByteBuf(detail::ByteBufStorage* storage, std::uint32_t offset, std::uint32_t capacity,
           std::uint32_t max_capacity, std::uint32_t reader, std::uint32_t writer) noexcept

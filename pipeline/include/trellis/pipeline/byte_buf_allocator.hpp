@@ -9,22 +9,32 @@
 
 namespace trellis {
 
-// Counters of an allocator. A "buffer" is one storage: shares and slices of it are not counted.
-// Bytes are storage capacities as allocated (after rounding up to a size class).
+/// Counters of an allocator. A "buffer" is one storage: shares and slices of it are not counted.
+/// Bytes are storage capacities as allocated (after rounding up to a size class).
 struct ByteBufAllocatorStats {
-  std::uint64_t live_buffers = 0;   // allocated and not freed yet
-  std::uint64_t live_bytes = 0;     // capacity of the live buffers
-  std::uint64_t total_buffers = 0;  // allocated since the allocator was made
+  /// Buffers allocated and not freed yet.
+  std::uint64_t live_buffers = 0;
+  /// Capacity of the live buffers.
+  std::uint64_t live_bytes = 0;
+  /// Buffers allocated since the allocator was made.
+  std::uint64_t total_buffers = 0;
+  /// Capacity of the buffers allocated since the allocator was made.
   std::uint64_t total_bytes = 0;
-  std::uint64_t cache_hits = 0;     // allocations served from a thread cache (pooled only)
-  std::uint64_t cached_blocks = 0;  // free blocks waiting in thread caches (pooled only)
-  std::uint64_t thread_caches = 0;  // thread caches created (pooled only)
+  /// Allocations served from a thread cache (pooled only).
+  std::uint64_t cache_hits = 0;
+  /// Free blocks waiting in thread caches (pooled only).
+  std::uint64_t cached_blocks = 0;
+  /// Thread caches created (pooled only).
+  std::uint64_t thread_caches = 0;
 };
 
-// Hands out ByteBufs. An allocator must outlive the buffers it made, except the default one,
-// which lives for the whole process.
+/// Hands out ByteBufs. An allocator must outlive the buffers it made, except the default one,
+/// which lives for the whole process.
+///
+/// Threading: allocators are thread-safe; buffers may be freed on any thread.
 class ByteBufAllocator {
  public:
+  /// The max capacity buffer() gives when none is named.
   static constexpr std::size_t kDefaultMaxCapacity = ByteBuf::kMaxCapacity;
 
   ByteBufAllocator() = default;
@@ -32,18 +42,20 @@ class ByteBufAllocator {
   ByteBufAllocator& operator=(const ByteBufAllocator&) = delete;
   virtual ~ByteBufAllocator() = default;
 
-  // An empty buffer (indexes 0) of capacity `initial_capacity` that grows up to `max_capacity`.
-  // Throws InvalidArgumentError if initial > max or max > kDefaultMaxCapacity.
+  /// An empty buffer (indexes 0) of capacity `initial_capacity` that grows up to `max_capacity`.
+  /// Throws InvalidArgumentError if initial > max or max > kDefaultMaxCapacity.
   ByteBuf buffer(std::size_t initial_capacity, std::size_t max_capacity = kDefaultMaxCapacity);
 
+  /// A snapshot of the counters.
   virtual ByteBufAllocatorStats stats() const = 0;
 
-  // The process-wide PooledByteBufAllocator. It is never destroyed, so buffers held by static
-  // objects stay valid until the very end.
+  /// The process-wide PooledByteBufAllocator. It is never destroyed, so buffers held by static
+  /// objects stay valid until the very end.
   static ByteBufAllocator& default_allocator() noexcept;
 
  protected:
-  // A storage with reference count 1 and at least `capacity` bytes (capacity <= kMaxCapacity).
+  /// Internal: a storage with reference count 1 and at least `capacity` bytes (capacity <=
+  /// kMaxCapacity), for buffer() and for growing buffers.
   virtual detail::ByteBufStorage* allocate_storage(std::size_t capacity) = 0;
 };
 

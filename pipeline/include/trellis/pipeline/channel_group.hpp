@@ -17,63 +17,89 @@
 
 namespace trellis {
 
-// Every member function may be called from any thread (a handler on any loop included); each
-// operation on a channel runs on that channel's loop, through the channel's own thread-safe
-// entry points (Channel::write_and_flush, Channel::close...).
-//
-// Membership: the group holds its channels by weak reference. An open channel is kept alive by
-// its transport (a registered socket channel holds itself) or its owner (a test's
-// EmbeddedChannel::create), and leaves the group when its close future completes, so the group
-// never owns, nor ends the life of, a channel: destroying the group with members still open
-// leaves them open, and a channel that closes during a broadcast is simply one whose write
-// fails (ClosedChannelError).
-//
-// Group operations return a Future<void> that completes when the operation has completed on
-// every channel it went to: successfully when all succeeded, else with a ChannelGroupError that
-// names each failed channel and its error. The listeners of these futures run on the group's
-// executor (nullptr: on the loop of the channel whose operation completed last); do not block
-// on them from a member channel's loop.
+/// A set of open channels (on any loops) that can be written to, flushed and closed as one: a
+/// broadcast to every connected client, or closing every connection at shutdown. A closed
+/// channel leaves the group by itself.
+///
+/// Threading: every member function may be called from any thread (a handler on any loop included);
+/// each operation on a channel runs on that channel's loop, through the channel's own thread-safe
+/// entry points (Channel::write_and_flush, Channel::close...).
+///
+/// Membership: the group holds its channels by weak reference. An open channel is kept alive by
+/// its transport (a registered socket channel holds itself) or its owner (a test's
+/// EmbeddedChannel::create), and leaves the group when its close future completes, so the group
+/// never owns, nor ends the life of, a channel: destroying the group with members still open
+/// leaves them open, and a channel that closes during a broadcast is simply one whose write
+/// fails (ClosedChannelError).
+///
+/// Group operations return a Future<void> that completes when the operation has completed on
+/// every channel it went to: successfully when all succeeded, else with a ChannelGroupError that
+/// names each failed channel and its error. The listeners of these futures run on the group's
+/// executor (nullptr: on the loop of the channel whose operation completed last); do not block
+/// on them from a member channel's loop.
 class ChannelGroup {
  public:
+  /// An empty group. `name` appears in its errors; `executor` runs the listeners of the group
+  /// futures (nullptr: the loop of the channel whose operation completed last).
   explicit ChannelGroup(std::string name = "channel-group", EventExecutor* executor = nullptr);
   ChannelGroup(const ChannelGroup&) = delete;
   ChannelGroup& operator=(const ChannelGroup&) = delete;
-  // Forgets the members (they stay open); pending group futures still complete.
+  /// Forgets the members (they stay open); pending group futures still complete.
   ~ChannelGroup();
 
+  /// The group's name.
   const std::string& name() const noexcept { return name_; }
+  /// The executor of the group futures' listeners (may be nullptr).
   EventExecutor* executor() const noexcept { return executor_; }
 
-  // Adds a channel; false when it is already a member. A channel added after it closed leaves
-  // again as soon as its close future's listener runs. add(Channel&) shares the channel through
-  // Channel::shared_owner(), so a handler can write `group.add(ctx.channel())`; a channel with no
-  // shared owner (an EmbeddedChannel on a test's stack) is refused with InvalidArgumentError.
+  /// @name Adding members
+  ///@{
+
+  /// Adds a channel; false when it is already a member. A channel added after it closed leaves
+  /// again as soon as its close future's listener runs. add(Channel&) shares the channel through
+  /// Channel::shared_owner(), so a handler can write `group.add(ctx.channel())`; a channel with no
+  /// shared owner (an EmbeddedChannel on a test's stack) is refused with InvalidArgumentError.
   bool add(Channel& channel);
   bool add(const std::shared_ptr<Channel>& channel);
-  // Removes a member; false when it was not one.
+  ///@}
+
+  /// @name Removing members
+  ///@{
+
+  /// Removes a member (by the channel or its id); false when it was not one.
   bool remove(const Channel& channel);
   bool remove(const ChannelId& id);
-  // The member with this id, or nullptr.
+  ///@}
+
+  /// The member with this id, or nullptr.
   std::shared_ptr<Channel> find(const ChannelId& id) const;
+  /// True when `channel` is a member.
   bool contains(const Channel& channel) const;
+  /// The number of members.
   std::size_t size() const;
+  /// True when the group has no member.
   bool empty() const { return size() == 0; }
-  // The members at this moment.
+  /// The members at this moment.
   std::vector<std::shared_ptr<Channel>> channels() const;
 
-  // Writes msg to every member the matcher picks (all for an empty matcher), without / with a
-  // flush. A ByteBuf is not copied: each channel gets a slice of the same storage (its own
-  // indexes, the bytes shared; the storage is freed when the last channel has written it). Any
-  // other message is copied per channel (Message::clone()); a message that cannot be copied is
-  // refused with WrongTypeError before anything is written.
+  /// @name Broadcasting
+  ///@{
+
+  /// Writes `msg` to every member the matcher picks (all for an empty matcher), without / with a
+  /// flush. A ByteBuf is not copied: each channel gets a slice of the same storage (its own
+  /// indexes, the bytes shared; the storage is freed when the last channel has written it). Any
+  /// other message is copied per channel (Message::clone()); a message that cannot be copied is
+  /// refused with WrongTypeError before anything is written.
   Future<void> write(Message msg, const ChannelMatcher& matcher = {});
   Future<void> write_and_flush(Message msg, const ChannelMatcher& matcher = {});
-  // Flushes every member the matcher picks.
+  ///@}
+
+  /// Flushes every member the matcher picks.
   void flush(const ChannelMatcher& matcher = {});
-  // Closes every member the matcher picks; the future completes when all have closed.
+  /// Closes every member the matcher picks; the future completes when all have closed.
   Future<void> close(const ChannelMatcher& matcher = {});
-  // Completes when every member the matcher picks (at the time of the call) has closed, however
-  // it closed (Netty's newCloseFuture).
+  /// Completes when every member the matcher picks (at the time of the call) has closed, however
+  /// it closed (Netty's newCloseFuture).
   Future<void> close_future(const ChannelMatcher& matcher = {}) const;
 
  private:

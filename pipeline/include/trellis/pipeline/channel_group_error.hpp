@@ -12,22 +12,28 @@
 
 namespace trellis {
 
+/// How a ChannelGroup operation (write_and_flush, close...) failed on some of its channels: how
+/// many it went to, and each failed channel's id with its error.
 class ChannelGroupError : public Error {
  public:
+  /// One channel the operation failed on.
   struct Failure {
+    /// The channel's id.
     ChannelId channel;
+    /// What the operation failed with on that channel.
     std::exception_ptr error;
   };
 
-  // what(): "<group>: <operation> failed on <failed> of <attempted> channels (first: <error>)".
-  // failures are kept in channel id order.
+  /// `what()`: "<group>: <operation> failed on <failed> of <attempted> channels (first: <error>)".
+  /// failures are kept in channel id order.
   ChannelGroupError(const std::string& group, const std::string& operation, std::size_t attempted,
                     std::vector<Failure> failures);
 
-  // How many channels the operation went to (those that succeeded included).
+  /// How many channels the operation went to (those that succeeded included).
   std::size_t attempted() const noexcept { return attempted_; }
+  /// The failed channels, in channel id order.
   const std::vector<Failure>& failures() const noexcept { return failures_; }
-  // The error of `channel`, or nullptr when it did not fail (or was not part of the operation).
+  /// The error of `channel`, or nullptr when it did not fail (or was not part of the operation).
   std::exception_ptr error_of(const ChannelId& channel) const noexcept;
 
  private:

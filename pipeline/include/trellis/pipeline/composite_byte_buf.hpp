@@ -16,87 +16,84 @@
 
 namespace trellis {
 
-// The readable bytes of the added components, back to back, with one reader index. Indexes are
-// positions in that concatenation: writer_index() is the total length, and
-// discard_read_components() drops fully read components and shifts both indexes down.
-// Components are read-only here; the composite never writes into them.
-class CompositeByteBuf {
+/// The readable bytes of the added components, back to back, with one reader index. Indexes are
+/// positions in that concatenation: writer_index() is the total length, and
+/// discard_read_components() drops fully read components and shifts both indexes down.
+/// Components are read-only here; the composite never writes into them.
+///
+/// The typed integer getters and readers (`get_u32`, `read_u16_le`, ...) are listed under
+/// ByteBufReadAccessors, which this class derives from; an integer may span components.
+///
+/// Threading: one thread at a time (the components are handles, see ByteBuf).
+///
+/// Errors: an access outside [0, writer index) and a read of more than the readable bytes throw
+/// IndexOutOfBoundsError and leave the reader index unchanged.
+class CompositeByteBuf : public ByteBufReadAccessors<CompositeByteBuf> {
  public:
-  // Up to this many components live inside the object; more move to the heap.
+  /// Up to this many components live inside the object; more move to the heap.
   static constexpr std::size_t kInlineComponents = 8;
 
-  // `allocator` supplies the copies made by read_slice across components and by consolidate().
+  /// An empty composite. `allocator` supplies the copies made by read_slice() across components
+  /// and by consolidate().
   explicit CompositeByteBuf(
       ByteBufAllocator& allocator = ByteBufAllocator::default_allocator()) noexcept
       : allocator_(&allocator) {}
+  /// Takes over the other composite's components and indexes; `other` becomes empty.
   CompositeByteBuf(CompositeByteBuf&& other) noexcept;
+  /// Drops this composite's components, then takes over the other's; `other` becomes empty.
   CompositeByteBuf& operator=(CompositeByteBuf&& other) noexcept;
   CompositeByteBuf(const CompositeByteBuf&) = delete;
   CompositeByteBuf& operator=(const CompositeByteBuf&) = delete;
+  /// Drops every component.
   ~CompositeByteBuf() { clear(); }
 
-  // Appends the readable bytes of `buffer` (taking the handle). A buffer with nothing readable is
-  // dropped, so every component has at least one byte.
+  /// Appends the readable bytes of `buffer` (taking the handle). A buffer with nothing readable is
+  /// dropped, so every component has at least one byte.
   void add_component(ByteBuf buffer);
+  /// How many components the composite holds.
   std::size_t num_components() const noexcept { return size_; }
-  // The i-th component; its readable bytes are the ones this composite presents.
+  /// The i-th component; its readable bytes are the ones this composite presents.
   const ByteBuf& component(std::size_t i) const noexcept { return at(i).buf; }
 
+  /// Where the next read starts.
   std::size_t reader_index() const noexcept { return reader_; }
+  /// The total length of the components (after the discarded ones).
   std::size_t writer_index() const noexcept { return writer_; }
+  /// `writer_index() - reader_index()`.
   std::size_t readable_bytes() const noexcept { return writer_ - reader_; }
+  /// True when at least one byte is readable.
   bool is_readable() const noexcept { return writer_ > reader_; }
+  /// Moves the reader index (back or forth); throws IndexOutOfBoundsError past the writer index.
   void set_reader_index(std::size_t index);
+  /// Advances the reader index by `length`; throws IndexOutOfBoundsError when fewer bytes are
+  /// readable.
   void skip_bytes(std::size_t length) {
     check_readable(length);
     advance(length);
   }
-  // Drops every component (and resets the indexes).
+  /// Drops every component (and resets the indexes).
   void clear() noexcept;
-  // Drops the components before the reader index; indexes shift down by their length.
+  /// Drops the components before the reader index; indexes shift down by their length.
   void discard_read_components();
 
-  std::uint8_t get_u8(std::size_t index) const { return get<std::uint8_t, false>(index); }
-  std::int8_t get_i8(std::size_t index) const { return get<std::int8_t, false>(index); }
-  std::uint16_t get_u16(std::size_t index) const { return get<std::uint16_t, false>(index); }
-  std::int16_t get_i16(std::size_t index) const { return get<std::int16_t, false>(index); }
-  std::uint32_t get_u32(std::size_t index) const { return get<std::uint32_t, false>(index); }
-  std::int32_t get_i32(std::size_t index) const { return get<std::int32_t, false>(index); }
-  std::uint64_t get_u64(std::size_t index) const { return get<std::uint64_t, false>(index); }
-  std::int64_t get_i64(std::size_t index) const { return get<std::int64_t, false>(index); }
-  std::uint16_t get_u16_le(std::size_t index) const { return get<std::uint16_t, true>(index); }
-  std::int16_t get_i16_le(std::size_t index) const { return get<std::int16_t, true>(index); }
-  std::uint32_t get_u32_le(std::size_t index) const { return get<std::uint32_t, true>(index); }
-  std::int32_t get_i32_le(std::size_t index) const { return get<std::int32_t, true>(index); }
-  std::uint64_t get_u64_le(std::size_t index) const { return get<std::uint64_t, true>(index); }
-  std::int64_t get_i64_le(std::size_t index) const { return get<std::int64_t, true>(index); }
-
-  std::uint8_t read_u8() { return read<std::uint8_t, false>(); }
-  std::int8_t read_i8() { return read<std::int8_t, false>(); }
-  std::uint16_t read_u16() { return read<std::uint16_t, false>(); }
-  std::int16_t read_i16() { return read<std::int16_t, false>(); }
-  std::uint32_t read_u32() { return read<std::uint32_t, false>(); }
-  std::int32_t read_i32() { return read<std::int32_t, false>(); }
-  std::uint64_t read_u64() { return read<std::uint64_t, false>(); }
-  std::int64_t read_i64() { return read<std::int64_t, false>(); }
-  std::uint16_t read_u16_le() { return read<std::uint16_t, true>(); }
-  std::int16_t read_i16_le() { return read<std::int16_t, true>(); }
-  std::uint32_t read_u32_le() { return read<std::uint32_t, true>(); }
-  std::int32_t read_i32_le() { return read<std::int32_t, true>(); }
-  std::uint64_t read_u64_le() { return read<std::uint64_t, true>(); }
-  std::int64_t read_i64_le() { return read<std::int64_t, true>(); }
-
+  /// Copies bytes from `index` into all of `out`; moves no index. Throws IndexOutOfBoundsError
+  /// unless they lie below the writer index.
   void get_bytes(std::size_t index, std::span<std::byte> out) const;
+  /// Fills `out` completely from the readable bytes (throws IndexOutOfBoundsError if fewer are
+  /// readable).
   void read_bytes(std::span<std::byte> out);
+  /// The next `length` readable bytes as a string; advances the reader index past them. Throws
+  /// IndexOutOfBoundsError when fewer are readable.
   std::string read_string(std::size_t length);
-  // The next `length` bytes as a ByteBuf: a slice sharing storage when they lie in one
-  // component, else a copy from the allocator. Advances the reader index.
+  /// The next `length` bytes as a ByteBuf: a slice sharing storage when they lie in one
+  /// component, else a copy from the allocator. Advances the reader index. Throws
+  /// IndexOutOfBoundsError when fewer bytes are readable.
   ByteBuf read_slice(std::size_t length);
 
-  // Like ByteBuf::index_of over the composite's indexes (clamped to the writer index).
+  /// Like ByteBuf::index_of() over the composite's indexes (clamped to the writer index).
   std::int64_t index_of(std::size_t from, std::size_t to, std::uint8_t value) const;
 
-  // Calls fn(std::span<const std::byte>) for each contiguous run of readable bytes, in order.
+  /// Calls `fn(std::span<const std::byte>)` for each contiguous run of readable bytes, in order.
   template <class Fn>
   void for_each_readable(Fn&& fn) const {
     for (std::size_t i = current_; i < size_; ++i) {
@@ -105,16 +102,18 @@ class CompositeByteBuf {
       if (!bytes.empty()) fn(bytes);
     }
   }
-  // Fills `out` with the readable runs for writev; returns how many entries were filled (fewer
-  // than the runs if `out` is too small: write those, skip_bytes, and ask again).
+  /// Fills `out` with the readable runs for writev; returns how many entries were filled (fewer
+  /// than the runs if `out` is too small: write those, skip_bytes, and ask again).
   std::size_t to_iovecs(std::span<struct iovec> out) const;
-  // Makes the readable bytes one component (copying only if they span several) and returns a
-  // handle sharing it. Read components are dropped: the reader index becomes 0.
+  /// Makes the readable bytes one component (copying only if they span several) and returns a
+  /// handle sharing it. Read components are dropped: the reader index becomes 0.
   ByteBuf consolidate();
-  // The readable bytes as a string (indexes do not move).
+  /// The readable bytes as a string (indexes do not move).
   std::string to_string() const;
 
  private:
+  friend class ByteBufReadAccessors<CompositeByteBuf>;
+
   struct Component {
     ByteBuf buf;
     std::size_t start;  // index of its first readable byte in the composite

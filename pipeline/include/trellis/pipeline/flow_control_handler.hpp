@@ -10,22 +10,27 @@
 
 namespace trellis {
 
-// Inbound messages are queued here. A read() delivers the next queued message if there is one;
-// otherwise it is passed on towards the transport and the next message to arrive is delivered.
-// With auto_read on the queue is drained as messages arrive, so the handler is transparent.
-// channel_read_complete: a transport batch whose messages all went through passes its
-// read_complete on; one that left messages queued has it held back until a read() drains the
-// queue (so the messages of one batch may be spread over several read() calls and end with one
-// channel_read_complete). Unlike Netty's, it does not add a read_complete after each message
-// while auto_read is on.
-//
-// Removing the handler delivers what is queued; channel_inactive drops it. Not sharable.
+/// With auto_read off, lets exactly one message through per read(), even when a decoder before it
+/// made many out of one buffer.
+///
+/// Inbound messages are queued here. A read() delivers the next queued message if there is one;
+/// otherwise it is passed on towards the transport and the next message to arrive is delivered.
+/// With auto_read on the queue is drained as messages arrive, so the handler is transparent.
+/// channel_read_complete: a transport batch whose messages all went through passes its
+/// read_complete on; one that left messages queued has it held back until a read() drains the
+/// queue (so the messages of one batch may be spread over several read() calls and end with one
+/// channel_read_complete). Unlike Netty's, it does not add a read_complete after each message
+/// while auto_read is on.
+///
+/// Removing the handler delivers what is queued; channel_inactive drops it. Not sharable.
 class FlowControlHandler : public ChannelDuplexHandler {
  public:
+  /// A handler with an empty queue.
   FlowControlHandler() = default;
 
-  // Messages waiting for a read() (for tests and diagnostics).
+  /// Messages waiting for a read() (for tests and diagnostics).
   std::size_t queued_messages() const noexcept { return queue_.size(); }
+  /// True when no message waits for a read().
   bool is_queue_empty() const noexcept { return queue_.empty(); }
 
   void handler_removed(ChannelHandlerContext& ctx) override;

@@ -12,34 +12,47 @@
 
 namespace trellis {
 
-// reader_idle: no read for that long; writer_idle: no write completed for that long; all_idle:
-// neither. Zero (or negative) turns a kind off; a positive time below 1 ms counts as 1 ms. The
-// first event of a period of idleness has first = true; if the channel stays idle, one more
-// event (first = false) follows every further period.
-//
-// Reads count at channel_read_complete (the end of a batch), and a batch in progress counts as
-// activity. A write counts when it completes; with observe_output, a flushed write that is still
-// going out (the outbound buffer made progress since the last check) counts as well, so a slow
-// peer that takes a large response bit by bit does not make the channel look writer- or
-// all-idle.
-//
-// Cost: one scheduled task per enabled kind, armed when the channel becomes active. Reads only
-// record the time; when a task fires it computes the time left from the last activity and
-// re-arms itself, so no timer is touched per message. With writer_idle or all_idle enabled each
-// write gets a promise of the channel's loop to learn when it completes (a write without a
-// promise still reports its failures as exception_caught, except ClosedChannelError).
-//
-// Not sharable: it keeps per-channel state.
+/// Fires IdleStateEvent user events when a channel has not read, not written, or done neither
+/// for a while, on the channel's executor clock.
+///
+/// reader_idle: no read for that long; writer_idle: no write completed for that long; all_idle:
+/// neither. Zero (or negative) turns a kind off; a positive time below 1 ms counts as 1 ms. The
+/// first event of a period of idleness has first = true; if the channel stays idle, one more
+/// event (first = false) follows every further period.
+///
+/// Reads count at channel_read_complete (the end of a batch), and a batch in progress counts as
+/// activity. A write counts when it completes; with observe_output, a flushed write that is still
+/// going out (the outbound buffer made progress since the last check) counts as well, so a slow
+/// peer that takes a large response bit by bit does not make the channel look writer- or
+/// all-idle.
+///
+/// Cost: one scheduled task per enabled kind, armed when the channel becomes active. Reads only
+/// record the time; when a task fires it computes the time left from the last activity and
+/// re-arms itself, so no timer is touched per message. With writer_idle or all_idle enabled each
+/// write gets a promise of the channel's loop to learn when it completes (a write without a
+/// promise still reports its failures as exception_caught, except ClosedChannelError).
+///
+/// Not sharable: it keeps per-channel state.
 class IdleStateHandler : public ChannelDuplexHandler {
  public:
+  /// @name Construction
+  ///@{
+
+  /// A handler with these idle times (zero or negative: that kind is off), and with
+  /// `observe_output` (default false) counting a flushed write still going out as activity.
   IdleStateHandler(std::chrono::nanoseconds reader_idle, std::chrono::nanoseconds writer_idle,
                    std::chrono::nanoseconds all_idle)
       : IdleStateHandler(false, reader_idle, writer_idle, all_idle) {}
   IdleStateHandler(bool observe_output, std::chrono::nanoseconds reader_idle,
                    std::chrono::nanoseconds writer_idle, std::chrono::nanoseconds all_idle);
+  ///@}
+  /// Cancels the timers.
   ~IdleStateHandler() override;
 
-  // The effective times (0 when off).
+  /// @name Idle times
+  ///@{
+
+  /// The effective times (0 when off).
   std::chrono::nanoseconds reader_idle_time() const noexcept {
     return std::chrono::nanoseconds(reader_idle_);
   }
@@ -49,6 +62,9 @@ class IdleStateHandler : public ChannelDuplexHandler {
   std::chrono::nanoseconds all_idle_time() const noexcept {
     return std::chrono::nanoseconds(all_idle_);
   }
+  ///@}
+
+  /// Whether a flushed write still going out counts as activity.
   bool observe_output() const noexcept { return observe_output_; }
 
   void handler_added(ChannelHandlerContext& ctx) override;
@@ -61,7 +77,7 @@ class IdleStateHandler : public ChannelDuplexHandler {
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
 
  protected:
-  // Called for each idle event; the default fires it as a user event to the next handler.
+  /// Called for each idle event; the default fires it as a user event to the next handler.
   virtual void channel_idle(ChannelHandlerContext& ctx, IdleStateEvent event);
 
  private:

@@ -13,16 +13,21 @@ namespace trellis {
 
 class ByteBuf;
 
+/// Logs every inbound and outbound event of a channel through spdlog at a chosen level, with a
+/// hex dump of ByteBuf payloads, and passes the event on. Sharable.
 class LoggingHandler final : public ChannelDuplexHandler {
  public:
-  // Hex dumps stop after this many bytes (the rest is counted, not shown).
+  /// Hex dumps stop after this many bytes (the rest is counted, not shown).
   static constexpr std::size_t kMaxDumpBytes = 4096;
 
+  /// Logs at `level` (nothing is formatted when spdlog would drop that level).
   explicit LoggingHandler(spdlog::level::level_enum level = spdlog::level::debug) noexcept
       : level_(level) {}
+  /// True: one LoggingHandler may sit in several pipelines.
   bool is_sharable() const noexcept override { return true; }
 
-  // A Netty-style hex dump: offset, 16 bytes in hex, then printable ASCII.
+  /// A Netty-style hex dump of the readable bytes of `buf`, up to `max_bytes`: offset, 16 bytes in
+  /// hex, then printable ASCII.
   static std::string hex_dump(const ByteBuf& buf, std::size_t max_bytes = kMaxDumpBytes);
 
   void channel_registered(ChannelHandlerContext& ctx) override;

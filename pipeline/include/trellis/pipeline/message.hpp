@@ -21,20 +21,22 @@ namespace trellis {
 
 class Message;
 
-// Types whose bytes may be moved with memcpy (and the source forgotten) instead of a move
-// constructor plus destructor. Specialise it for your own handle types to make Message moves a
-// plain copy of the inline storage.
+/// Types whose bytes may be moved with memcpy (and the source forgotten) instead of a move
+/// constructor plus destructor. Specialise it for your own handle types to make Message moves a
+/// plain copy of the inline storage.
 template <class T>
 struct is_trivially_relocatable : std::is_trivially_copyable<T> {};
-// A ByteBuf is a pointer and indexes: nothing in it points into the handle itself.
+/// A ByteBuf is a pointer and indexes: nothing in it points into the handle itself.
 template <>
 struct is_trivially_relocatable<ByteBuf> : std::true_type {};
 
-// Types Message::clone() copies: copy-constructible ones, and for a container (a type with a
-// value_type) only when its elements are copyable too: std::vector<std::unique_ptr<T>> claims a
-// copy constructor that does not compile. Specialise it as false for your own such types.
+/// Types Message::clone() copies: copy-constructible ones, and for a container (a type with a
+/// `value_type`) only when its elements are copyable too: `std::vector<std::unique_ptr<T>>`
+/// claims a copy constructor that does not compile. Specialise it as false for your own such
+/// types.
 template <class T, class = void>
 struct is_copyable_message : std::is_copy_constructible<T> {};
+/// A container is a copyable message when it and its elements are copy-constructible.
 template <class T>
 struct is_copyable_message<T, std::void_t<typename T::value_type>>
     : std::conjunction<std::is_copy_constructible<T>,
@@ -92,28 +94,42 @@ using message_value_t =
 
 }  // namespace detail
 
+/// The move-only, type-erased box that travels through a pipeline (the `msg` of `channel_read`
+/// and `write`). Small values (a ByteBuf, a small struct) live inline, so passing a message from
+/// handler to handler allocates nothing; bigger ones live in a heap box recycled through a
+/// per-thread cache. String literals are stored as `std::string`. No RTTI is involved.
+///
+/// Threading: a message is used by one thread at a time; it may be moved to another thread.
+///
+/// Errors: get() and take() of another type than the held one, and clone() of a value that is
+/// not copyable, throw WrongTypeError naming the types.
 class Message {
  public:
-  // Values up to this size (and alignment of std::max_align_t) that move without throwing are
-  // stored inline; bigger ones take one heap allocation.
+  /// Values up to this size (and alignment of `std::max_align_t`) that move without throwing are
+  /// stored inline; bigger ones take one heap allocation.
   static constexpr std::size_t kInlineSize = 48;
 
+  /// Whether a `T` is stored inside the message (no allocation).
   template <class T>
   static constexpr bool stored_inline() noexcept {
     return sizeof(T) <= kInlineSize && alignof(T) <= alignof(std::max_align_t) &&
            (is_trivially_relocatable<T>::value || std::is_nothrow_move_constructible_v<T>);
   }
 
+  /// An empty message.
   Message() noexcept = default;
 
-  // Implicit from any move-constructible value, so `ctx.fire_channel_read(std::move(buf))` works.
+  /// Implicit from any move-constructible value, so `ctx.fire_channel_read(std::move(buf))`
+  /// works.
   template <class T, class D = detail::message_value_t<T>>
   requires(!std::is_same_v<std::remove_cvref_t<T>, Message> && std::is_constructible_v<D, T&&>)
       Message(T&& value) {  // NOLINT(google-explicit-constructor)
     construct<D>(std::forward<T>(value));
   }
 
+  /// Takes the other message's value; `other` becomes empty.
   Message(Message&& other) noexcept : ops_(other.ops_) { relocate_from(other); }
+  /// Destroys this message's value, then takes the other's; `other` becomes empty.
   Message& operator=(Message&& other) noexcept {
     if (this != &other) {
       reset();
@@ -124,15 +140,17 @@ class Message {
   }
   Message(const Message&) = delete;
   Message& operator=(const Message&) = delete;
+  /// Destroys the value.
   ~Message() { reset(); }
 
-  // A message holding a T built in place from args.
+  /// A message holding a `T` built in place from `args`.
   template <class T, class... Args>
   static Message make(Args&&... args) {
     Message m;
     m.construct<T>(std::forward<Args>(args)...);
     return m;
   }
+  /// Destroys the value, then builds a `T` in place from `args`; returns it.
   template <class T, class... Args>
   T& emplace(Args&&... args) {
     reset();
@@ -140,9 +158,9 @@ class Message {
     return *ptr<T>();
   }
 
-  // A T default-initialised in place, as std::make_unique_for_overwrite does: members without a
-  // default member initialiser are indeterminate instead of zeroed. For large messages filled
-  // right after (value-initialising an HTTP request first zeroes its ~280 bytes).
+  /// A `T` default-initialised in place, as `std::make_unique_for_overwrite` does: members without
+  /// a default member initialiser are indeterminate instead of zeroed. For large messages filled
+  /// right after (value-initialising an HTTP request first zeroes its ~280 bytes).
   template <class T>
   T& emplace_for_overwrite() {
     reset();
@@ -150,14 +168,20 @@ class Message {
     return *ptr<T>();
   }
 
+  /// True when the message holds nothing.
   bool empty() const noexcept { return ops_ == nullptr; }
+  /// True when the message holds a value.
   explicit operator bool() const noexcept { return ops_ != nullptr; }
 
+  /// True when the message holds a `T` (exactly that type, not a base or a derived one).
   template <class T>
   bool is() const noexcept {
     return ops_ == &kOps<std::remove_cvref_t<T>>;
   }
-  // The value, or nullptr when the message holds another type (or nothing).
+  /// @name Access to the value
+  ///@{
+
+  /// The value, or nullptr when the message holds another type (or nothing).
   template <class T>
   T* try_get() noexcept {
     return is<T>() ? ptr<std::remove_cvref_t<T>>() : nullptr;
@@ -166,7 +190,12 @@ class Message {
   const T* try_get() const noexcept {
     return const_cast<Message*>(this)->try_get<T>();
   }
-  // The value; throws WrongTypeError naming both types when the message holds another type.
+  ///@}
+
+  /// @name Access to the value, checked
+  ///@{
+
+  /// The value; throws WrongTypeError naming both types when the message holds another type.
   template <class T>
   T& get() {
     if (!is<T>()) detail::throw_wrong_message_type(type_name(), detail::type_name<T>());
@@ -176,7 +205,9 @@ class Message {
   const T& get() const {
     return const_cast<Message*>(this)->get<T>();
   }
-  // Moves the value out and leaves the message empty; throws WrongTypeError like get().
+  ///@}
+
+  /// Moves the value out and leaves the message empty; throws WrongTypeError like get().
   template <class T>
   T take() {
     T value(std::move(get<T>()));
@@ -184,11 +215,11 @@ class Message {
     return value;
   }
 
-  // Whether clone() can copy what this message holds: a copy-constructible value, or nothing.
+  /// Whether clone() can copy what this message holds: a copy-constructible value, or nothing.
   bool is_copyable() const noexcept { return ops_ == nullptr || ops_->copy != nullptr; }
-  // A new message holding a copy of the value (empty for an empty message); throws
-  // WrongTypeError naming the type when it is not copy-constructible (a ByteBuf: share() or
-  // slice() its bytes instead).
+  /// A new message holding a copy of the value (empty for an empty message); throws
+  /// WrongTypeError naming the type when it is not copy-constructible (a ByteBuf: share() or
+  /// slice() its bytes instead).
   Message clone() const {
     Message out;
     if (ops_ == nullptr) return out;
@@ -197,10 +228,10 @@ class Message {
     return out;
   }
 
-  // The held type's name ("empty" for an empty message), for errors and logs.
+  /// The held type's name ("empty" for an empty message), for errors and logs.
   std::string_view type_name() const noexcept { return ops_ ? ops_->name : "empty"; }
 
-  // Destroys the value (the message becomes empty).
+  /// Destroys the value (the message becomes empty).
   void reset() noexcept {
     if (ops_ != nullptr) {
       if (ops_->destroy != nullptr) ops_->destroy(storage_);
@@ -208,7 +239,7 @@ class Message {
     }
   }
 
-  // The name Message::type_name() reports for a T.
+  /// The name Message::type_name() reports for a T.
   template <class T>
   static constexpr std::string_view name_of() noexcept {
     return detail::type_name<T>();

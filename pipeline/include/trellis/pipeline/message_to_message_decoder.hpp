@@ -9,9 +9,16 @@
 
 namespace trellis {
 
+/// An inbound handler that turns each message of type `T` into zero or more messages (decode()
+/// appends them to `out`); other messages pass through untouched. Sharable when the subclass
+/// keeps no per-channel state.
+///
+/// Errors: an exception decode() throws goes to `exception_caught` of the next handler, after
+/// the messages it appended before throwing were passed on.
 template <class T>
 class MessageToMessageDecoder : public ChannelInboundHandler {
  public:
+  /// Decodes an accepted message and passes the results on in order; passes any other on.
   void channel_read(ChannelHandlerContext& ctx, Message msg) override {
     if (!accept_inbound_message(msg)) {
       ctx.fire_channel_read(std::move(msg));
@@ -31,7 +38,9 @@ class MessageToMessageDecoder : public ChannelInboundHandler {
   }
 
  protected:
+  /// Appends what `msg` decodes to (possibly nothing) to `out`.
   virtual void decode(ChannelHandlerContext& ctx, T msg, std::vector<Message>& out) = 0;
+  /// Whether to decode `msg` (default: it holds a `T`). Override to filter further.
   virtual bool accept_inbound_message(const Message& msg) const { return msg.is<T>(); }
 };
 

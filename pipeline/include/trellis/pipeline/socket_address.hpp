@@ -17,36 +17,54 @@
 
 namespace trellis {
 
+/// A channel's local or remote address as a plain value (IPv4, IPv6, Unix-domain path, or a
+/// named in-process address for embedded channels), convertible to a sockaddr for the
+/// transport. Copies are cheap (a Unix-domain address shares its heap block).
+///
+/// Threading: an immutable value; const use from any thread.
 class SocketAddress {
  public:
-  enum class Kind { kNone, kIpv4, kIpv6, kUnix, kEmbedded };
+  /// What the address is.
+  enum class Kind {
+    kNone,     ///< No address (default-constructed).
+    kIpv4,     ///< An IPv4 address and port.
+    kIpv6,     ///< An IPv6 address and port.
+    kUnix,     ///< A Unix-domain socket path (or another family the OS reported).
+    kEmbedded  ///< A named in-process address, without a socket.
+  };
 
+  /// No address (kind() is Kind::kNone).
   SocketAddress() noexcept;
-  // From a numeric IPv4 or IPv6 address; throws InvalidArgumentError for anything else.
+  /// From a numeric IPv4 or IPv6 address; throws InvalidArgumentError for anything else.
   static SocketAddress from_ip(std::string_view ip, std::uint16_t port);
+  /// A Unix-domain socket path.
   static SocketAddress from_unix_path(std::string_view path);
-  // From what the operating system reported (accept, getsockname, getpeername).
+  /// From what the operating system reported (accept, getsockname, getpeername).
   static SocketAddress from_sockaddr(const sockaddr* address, socklen_t length);
-  // A named in-process address, for channels without sockets.
+  /// A named in-process address, for channels without sockets.
   static SocketAddress embedded(std::string_view name);
 
+  /// What the address is.
   Kind kind() const noexcept { return kind_; }
+  /// True for IPv4 and IPv6 addresses.
   bool is_ip() const noexcept { return kind_ == Kind::kIpv4 || kind_ == Kind::kIpv6; }
-  // The numeric IP ("127.0.0.1", "::1"); empty for other kinds.
+  /// The numeric IP ("127.0.0.1", "::1"); empty for other kinds.
   std::string ip() const;
-  // The port (0 for non-IP kinds).
+  /// The port (0 for non-IP kinds).
   std::uint16_t port() const noexcept;
-  // The Unix path or the embedded name.
+  /// The Unix path or the embedded name.
   const std::string& path() const noexcept { return text_; }
-  // "127.0.0.1:80", "[::1]:80", "unix:/tmp/s", "embedded:name".
+  /// "127.0.0.1:80", "[::1]:80", "unix:/tmp/s", "embedded:name".
   std::string to_string() const;
 
-  // For bind/connect; length() is 0 for kNone and kEmbedded.
+  /// The sockaddr for bind/connect; length() is 0 for kNone and kEmbedded.
   const sockaddr* sockaddr_ptr() const noexcept {
     return other_ ? reinterpret_cast<const sockaddr*>(other_.get()) : &inet_.sa;
   }
+  /// The length of the sockaddr (0 for kNone and kEmbedded).
   socklen_t length() const noexcept { return length_; }
 
+  /// Equal kinds and equal addresses (and ports).
   friend bool operator==(const SocketAddress& a, const SocketAddress& b) noexcept;
 
  private:
