@@ -14,10 +14,13 @@
 #include <trellis/pipeline/datagram_packet.hpp>
 #include <trellis/transport/channel_option.hpp>
 #include <trellis/transport/detail/loop_channel_registry.hpp>
-#include <trellis/transport/detail/reactor_descriptor.hpp>
 #include <trellis/transport/event_loop.hpp>
 
 namespace trellis {
+
+namespace detail {
+struct ReactorIo;
+}  // namespace detail
 
 // Active from bind (or connect, which binds to an ephemeral port) until close. Inbound messages
 // are DatagramPackets (recipient: the local address, sender: the peer). Outbound it takes
@@ -104,9 +107,8 @@ class DatagramChannel final : public Channel,
                             bool join);
 
   EventLoop& loop_;
-  detail::ReactorDescriptor socket_;
-  detail::ReadinessWait read_wait_;
-  detail::ReadinessWait write_wait_;
+  // The socket on the loop's reactor and its read and write waits (reactor_io.hpp).
+  std::unique_ptr<detail::ReactorIo> io_;
   int fd_ = -1;
   std::atomic<int> state_{kOpen};
   std::atomic<bool> connected_{false};

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <atomic>
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -30,12 +31,13 @@
 #include <thread>
 #include <vector>
 
-#include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
-
 #include <trellis/pipeline/abstract_scheduled_event_executor.hpp>
 #include <trellis/pipeline/manual_clock.hpp>
 #include <trellis/transport/event_loop_options.hpp>
+
+namespace asio {
+class io_context;
+}  // namespace asio
 
 namespace trellis {
 
@@ -84,9 +86,15 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   bool is_terminated() const override;
 
   // The loop's Asio context and executor: asio::co_spawn, timers and resolvers run on the
-  // loop thread through them.
-  asio::io_context& io_context() noexcept { return io_; }
-  asio::io_context::executor_type asio_executor() noexcept { return io_.get_executor(); }
+  // loop thread through them. This header only declares asio::io_context: include
+  // <asio/io_context.hpp> to use them (asio_executor() is a template for that reason).
+  asio::io_context& io_context() noexcept { return *io_; }
+  template <class Context = asio::io_context>
+  requires std::same_as<Context, asio::io_context>
+  typename Context::executor_type asio_executor() noexcept {
+    Context& io = *io_;
+    return io.get_executor();
+  }
   const std::string& name() const noexcept { return name_; }
   // Cancels every scheduled task of the loop (on the loop's thread only), as Netty's
   // cancelScheduledTasks(): benchmarks reset the queue with it between batches.
@@ -110,6 +118,7 @@ class EventLoop final : public AbstractScheduledEventExecutor {
  private:
   enum State : int { kRunning, kShuttingDown, kShutdown, kTerminated };
   class LoopTimeScope;
+  struct AsioState;  // the io_context and the loop's two timers (event_loop.cpp)
 
   void run();
   void post_drain();
@@ -133,9 +142,8 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   std::shared_ptr<ManualClock> manual_clock_;
   const ManualClock* clock_;  // manual_clock_.get(), read on every time query
   ManualClock::SubscriptionId clock_subscription_ = 0;
-  asio::io_context io_;
-  asio::steady_timer timer_;
-  asio::steady_timer shutdown_timer_;
+  std::unique_ptr<AsioState> asio_;
+  asio::io_context* io_;  // &asio_->io: one load to reach the context, as before the indirection
 
   std::mutex queue_mutex_;
   std::vector<UniqueFunction<void()>> incoming_;

@@ -10,8 +10,6 @@
 #include <memory>
 #include <optional>
 
-#include <asio/posix/stream_descriptor.hpp>
-
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/transport/channel_option.hpp>
 #include <trellis/transport/detail/loop_channel_registry.hpp>
@@ -66,6 +64,7 @@ class ServerSocketChannel final : public Channel,
  private:
   enum State : int { kOpen, kActive, kClosed };
   struct PrivateTag {};
+  struct Listener;  // the Asio descriptor of the listening socket (server_socket_channel.cpp)
 
  public:
   ServerSocketChannel(PrivateTag, EventLoop& loop, ChildLoopChooser chooser);
@@ -78,7 +77,7 @@ class ServerSocketChannel final : public Channel,
 
   EventLoop& loop_;
   ChildLoopChooser chooser_;
-  std::optional<asio::posix::stream_descriptor> socket_;
+  std::unique_ptr<Listener> socket_;  // from bind until deregistration
   int fd_ = -1;
   std::atomic<int> state_{kOpen};
   ChannelOptions options_;

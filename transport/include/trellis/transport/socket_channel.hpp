@@ -17,10 +17,13 @@
 #include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/transport/channel_option.hpp>
 #include <trellis/transport/detail/loop_channel_registry.hpp>
-#include <trellis/transport/detail/reactor_descriptor.hpp>
 #include <trellis/transport/event_loop.hpp>
 
 namespace trellis {
+
+namespace detail {
+struct ReactorIo;
+}  // namespace detail
 
 // A connect attempt did not complete within the connect timeout.
 class ConnectTimeoutError : public IoError {
@@ -137,9 +140,8 @@ class SocketChannel final : public Channel,
   };
 
   EventLoop& loop_;
-  detail::ReactorDescriptor socket_;
-  detail::ReadinessWait read_wait_;
-  detail::ReadinessWait write_wait_;  // writability, or the connect's completion
+  // The socket on the loop's reactor and its read and write waits (reactor_io.hpp).
+  std::unique_ptr<detail::ReactorIo> io_;
   int fd_ = -1;
   std::atomic<int> state_{kOpen};
   std::atomic<bool> input_shutdown_{false};
