@@ -26,6 +26,8 @@
 #include <trellis/testing/allocation_counter.hpp>
 #include <trellis/transport.hpp>
 
+#include "echo_handler.hpp"  // transport/tests: the echo tests' handler
+
 using namespace trellis;
 
 namespace {
@@ -46,13 +48,7 @@ std::int64_t cpu_nanos(clockid_t clock) {
   return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
 }
 
-class EchoHandler final : public ChannelInboundHandler {
- public:
-  bool is_sharable() const noexcept override { return true; }
-  void channel_read(ChannelHandlerContext& ctx, Message msg) override { ctx.write(std::move(msg)); }
-  void channel_read_complete(ChannelHandlerContext& ctx) override { ctx.flush(); }
-  void exception_caught(ChannelHandlerContext& ctx, std::exception_ptr) override { ctx.close(); }
-};
+using test::EchoHandler;
 
 // The raw Asio baseline: async_read_some, async_write, repeat (as benchmarks/peers/asio_echo.cpp).
 class AsioSession : public std::enable_shared_from_this<AsioSession> {

@@ -145,6 +145,9 @@ ByteBuf make_payload(std::size_t size) {
 
 // --- Pure: handlers only -------------------------------------------------------------------------
 
+// Not the transport tests' EchoHandler (transport/tests/echo_handler.hpp), which flushes once per
+// read batch and never stops reading: this one flushes each echo and holds reads back as the
+// async server does, and records its loop for the two-loop check.
 class EchoHandler final : public ChannelInboundHandler {
  public:
   bool is_sharable() const noexcept override { return true; }

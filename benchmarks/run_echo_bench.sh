@@ -27,7 +27,9 @@
 #   STREAM_WARM_BYTES=268435456 STREAM_PEERS=$PEERS IDLE_CONNS=10000 IDLE_HOLD=5
 #   IDLE_PEERS="trellis asio" PORT_BASE=27090 JAVA_OPTS= BUILD=build/release OUT=build/echo-bench
 #   INSTALL=1 (apt-get missing packages) BUILD_TRELLIS=1 (cmake --build $BUILD --target echo_server)
-#   JOBS=2
+#   JOBS=2 SYSCALLS=0 (1: also count the server's system calls during every ping-pong run with
+#   `perf stat -e raw_syscalls:sys_enter -p PID`, divided by the client's total_roundtrips, warm-up
+#   included; a separate column, since perf's attachment costs the server a little CPU)
 # An empty PEERS, STREAM_PEERS or IDLE_PEERS skips that case, e.g. only the idle case:
 #   PEERS= STREAM_PEERS= benchmarks/run_echo_bench.sh
 # Output: $OUT/summary.md (also printed), $OUT/raw.tsv (one row per run and metric), logs in
@@ -59,6 +61,7 @@ JAVA_OPTS=${JAVA_OPTS:-}
 INSTALL=${INSTALL:-1}
 BUILD_TRELLIS=${BUILD_TRELLIS:-1}
 JOBS=${JOBS:-2}
+SYSCALLS=${SYSCALLS:-0}
 read -ra JOPTS <<<"$JAVA_OPTS"
 
 log() { echo "[echo-bench] $*" >&2; }
@@ -230,11 +233,30 @@ pingpong_run() {  # round conns peer
   local round=$1 conns=$2 peer=$3 case="pingpong-c$2"
   local logf="$OUT/logs/$case-$peer-r$round.log" rc=0
   if ! server_alive "$peer"; then fail_run "$case $peer round $round: server not running" "$OUT/logs/server-$peer.log"; return; fi
+  local perf_pid="" perf_out="$OUT/logs/$case-$peer-r$round.perf"
+  if [ "$SYSCALLS" = 1 ]; then
+    perf stat -x, -e raw_syscalls:sys_enter -o "$perf_out" -p "${SPID[$peer]}" 2>/dev/null &
+    perf_pid=$!
+    sleep 0.2  # attached before the first connect
+  fi
   client "$peer" "$logf" $((SECS + PP_WARMUP + 60)) 127.0.0.1 "$(peer_port "$peer" 0)" "$conns" "$SECS" "$PP_WARMUP" "$MSG_BYTES" || rc=$?
+  if [ -n "$perf_pid" ]; then
+    kill -INT "$perf_pid" 2>/dev/null || true
+    wait "$perf_pid" 2>/dev/null || true
+  fi
   local line; line=$(grep '^RESULT' "$logf" || true)
   if [ "$rc" != 0 ] || [ -z "$line" ]; then fail_run "$case $peer round $round: pingpong exit $rc" "$logf"; return; fi
   local m
   for m in rtps p50_us p99_us p999_us max_us server_cpu_ns_per_rt; do record "$case" "$peer" "$round" "$m" "$(field "$m" "$line")"; done
+  if [ -n "$perf_pid" ]; then
+    local calls total; calls=$(awk -F, '/raw_syscalls:sys_enter/ {print $1}' "$perf_out" 2>/dev/null)
+    total=$(field total_roundtrips "$line")
+    if [[ "$calls" =~ ^[0-9]+$ ]] && [[ "$total" =~ ^[0-9]+$ ]] && [ "$total" -gt 0 ]; then
+      record "$case" "$peer" "$round" syscalls_per_rt "$(awk -v a="$calls" -v b="$total" 'BEGIN { printf "%.3f", a / b }')"
+    else
+      NOTES+=("$case $peer round $round: no system call count (perf: $(head -c 200 "$perf_out" 2>/dev/null | tr '\n' ' '))")
+    fi
+  fi
   log "$(printf '%-12s %-8s round %s: %8s rt/s  p50 %7s us  p99 %7s us  server %6s ns/rt' "$case" "$peer" "$round" \
     "$(field rtps "$line")" "$(field p50_us "$line")" "$(field p99_us "$line")" "$(field server_cpu_ns_per_rt "$line")")"
 }
@@ -381,6 +403,16 @@ SUMMARY=$OUT/summary.md
       done
     done
     echo
+    if [ "$SYSCALLS" = 1 ]; then
+      echo "System calls of the server per round trip (perf stat -e raw_syscalls:sys_enter over the whole client run, warm-up included):"
+      echo
+      echo "| conns | $(for peer in $PEERS; do printf '%s | ' "$peer"; done)"
+      echo "|---:|$(for peer in $PEERS; do printf -- '---:|'; done)"
+      for conns in $CONNS_LIST; do
+        echo "| $conns | $(for peer in $PEERS; do printf '%s | ' "$(med "pingpong-c$conns" "$peer" syscalls_per_rt %.3f)"; done)"
+      done
+      echo
+    fi
     echo "| conns | rt/s trellis/asio | rt/s trellis/netty | CPU/rt trellis/asio | CPU/rt trellis/netty |"
     echo "|---:|---:|---:|---:|---:|"
     for conns in $CONNS_LIST; do

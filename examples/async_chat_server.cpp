@@ -5,8 +5,7 @@
 //   async_chat_server [--host H] [--port P] [--threads N] [--idle-seconds S]
 //                     (default 127.0.0.1:8023, 1 thread, 300 s)
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -16,6 +15,7 @@
 
 #include "chat_handler.hpp"
 #include "chat_initializer.hpp"
+#include "example_main.hpp"
 
 using namespace trellis;
 using namespace examples;
@@ -72,35 +72,23 @@ Task<void> accept_loop(AsyncServerChannel<std::string, std::string>& server, Cha
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
-  int port = 8023;
-  int threads = 1;
+  std::uint16_t port = 8023;
+  std::size_t threads = 1;
   int idle_seconds = 300;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--host") {
-      host = argv[i + 1];
-    } else if (flag == "--port") {
-      port = std::atoi(argv[i + 1]);
-    } else if (flag == "--threads") {
-      threads = std::atoi(argv[i + 1]);
-    } else if (flag == "--idle-seconds") {
-      idle_seconds = std::atoi(argv[i + 1]);
-    } else {
-      std::cerr << "usage: async_chat_server [--host H] [--port P] [--threads N] "
-                   "[--idle-seconds S]\n";
-      return 2;
-    }
+  if (!examples::read_flags(argc, argv,
+                            {{"--host", &host},
+                             {"--port", &port},
+                             {"--threads", &threads},
+                             {"--idle-seconds", &idle_seconds}},
+                            "async_chat_server [--host H] [--port P] [--threads N] "
+                            "[--idle-seconds S]")) {
+    return 2;
   }
 
-  // Blocked before the loop threads start (they inherit the mask), so sigwait below gets them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  examples::StopSignals stop;  // before the loops: their threads inherit the blocked signals
 
   ChannelGroup room("chat");  // outlives the loops, which run the tasks that use it
-  EventLoopGroup group(static_cast<std::size_t>(threads));
+  EventLoopGroup group(threads);
   // No chat handler: the pipeline ends with the string codec, where the AsyncChannel reads.
   auto init = std::make_shared<ChatInitializer>(std::chrono::seconds(idle_seconds), nullptr);
   auto bound = ServerBootstrap()
@@ -108,25 +96,17 @@ int main(int argc, char** argv) {
                    .channel<ServerSocketChannel>()
                    .option(channel_option::so_reuseaddr, true)
                    .child_handler(init)
-                   .bind_async<std::string, std::string>(host, static_cast<std::uint16_t>(port));
-  bound.wait();
-  if (!bound.is_success()) {
-    try {
-      std::rethrow_exception(bound.cause());
-    } catch (const std::exception& e) {
-      std::cerr << "async_chat_server: " << e.what() << "\n";
-    }
-    return 1;
-  }
-  AsyncServerChannel<std::string, std::string> server = std::move(bound).get();
-  std::cout << "async_chat_server listening on " << server.local_address()->to_string()
+                   .bind_async<std::string, std::string>(host, port);
+  std::optional<AsyncServerChannel<std::string, std::string>> server =
+      examples::bind_or_report(std::move(bound), "async_chat_server");
+  if (!server) return 1;
+  std::cout << "async_chat_server listening on " << server->local_address()->to_string()
             << std::endl;
-  Future<void> accepting = server.event_loop().spawn(accept_loop(server, room));
+  Future<void> accepting = server->event_loop().spawn(accept_loop(*server, room));
 
   // Ctrl-C or SIGTERM: close the listening channel (the accept loop ends), then every client.
-  int received = 0;
-  sigwait(&signals, &received);
-  server.close().wait();
+  stop.wait();
+  server->close().wait();
   accepting.wait();
   room.close().wait();
   return 0;

@@ -8,15 +8,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
 
 #include <trellis/transport.hpp>
+
+#include "example_main.hpp"
 
 using namespace trellis;
 
@@ -39,51 +39,27 @@ class DiscardHandler final : public ChannelInboundHandler {
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
-  int port = 8009;
-  int threads = 1;
+  std::uint16_t port = 8009;
+  std::size_t threads = 1;
   bool report = false;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--report") {  // the one flag without a value
-      report = true;
-      i -= 1;
-    } else if (flag == "--host" && i + 1 < argc) {
-      host = argv[i + 1];
-    } else if (flag == "--port" && i + 1 < argc) {
-      port = std::atoi(argv[i + 1]);
-    } else if (flag == "--threads" && i + 1 < argc) {
-      threads = std::max(1, std::atoi(argv[i + 1]));
-    } else {
-      std::cerr << "usage: discard_server [--host H] [--port P] [--threads N] [--report]\n";
-      return 2;
-    }
+  if (!examples::read_flags(
+          argc, argv,
+          {{"--host", &host}, {"--port", &port}, {"--threads", &threads}, {"--report", &report}},
+          "discard_server [--host H] [--port P] [--threads N] [--report]")) {
+    return 2;
   }
 
-  // Blocked before the loop threads start (they inherit the mask), so sigwait below gets them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  EventLoopGroup group(static_cast<std::size_t>(threads));
+  examples::StopSignals stop;  // before the loops: their threads inherit the blocked signals
+  EventLoopGroup group(std::max<std::size_t>(1, threads));
   auto handler = std::make_shared<DiscardHandler>();
   auto bound = ServerBootstrap()
                    .group(group)
                    .channel<ServerSocketChannel>()
                    .option(channel_option::so_reuseaddr, true)
                    .child_handler(handler)
-                   .bind(host, static_cast<std::uint16_t>(port));
-  bound.wait();
-  if (!bound.is_success()) {
-    try {
-      std::rethrow_exception(bound.cause());
-    } catch (const std::exception& e) {
-      std::cerr << "discard_server: " << e.what() << "\n";
-    }
-    return 1;
-  }
-  std::shared_ptr<Channel> server = bound.get();
+                   .bind(host, port);
+  std::shared_ptr<Channel> server = examples::bind_or_report(bound, "discard_server");
+  if (!server) return 1;
   std::cout << "discard_server listening on " << server->local_address()->to_string() << std::endl;
 
   // Once a second, on the server channel's loop: the bytes of the last second and in all.
@@ -102,8 +78,7 @@ int main(int argc, char** argv) {
   }
 
   // Ctrl-C or SIGTERM: close the listening channel and return.
-  int received = 0;
-  sigwait(&signals, &received);
+  stop.wait();
   if (reporter) reporter->cancel();
   server->close();
   server->close_future().wait();

@@ -3,11 +3,13 @@
 //
 //   echo_client [--host H] [--port P] [--size BYTES] [--count N]
 #include <chrono>
-#include <cstdlib>
+#include <cstdint>
 #include <iostream>
 #include <string>
 
 #include <trellis/transport.hpp>
+
+#include "example_main.hpp"
 
 using namespace trellis;
 
@@ -70,25 +72,16 @@ class PingPongHandler final : public ChannelInboundHandler {
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
-  int port = 8007;
+  std::uint16_t port = 8007;
   long size = 64;
   long count = 1000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--host") {
-      host = argv[i + 1];
-    } else if (flag == "--port") {
-      port = std::atoi(argv[i + 1]);
-    } else if (flag == "--size") {
-      size = std::atol(argv[i + 1]);
-    } else if (flag == "--count") {
-      count = std::atol(argv[i + 1]);
-    } else {
-      std::cerr << "usage: echo_client [--host H] [--port P] [--size BYTES] [--count N]\n";
-      return 2;
-    }
+  if (!examples::read_flags(
+          argc, argv,
+          {{"--host", &host}, {"--port", &port}, {"--size", &size}, {"--count", &count}},
+          "echo_client [--host H] [--port P] [--size BYTES] [--count N]")) {
+    return 2;
   }
-  if (size <= 0 || count <= 0) {
+  if (size == 0 || count == 0) {
     std::cerr << "echo_client: --size and --count must be positive\n";
     return 2;
   }
@@ -96,8 +89,7 @@ int main(int argc, char** argv) {
   EventLoopGroup group(1);
   auto handler = std::make_shared<PingPongHandler>(static_cast<std::size_t>(size), count);
   const auto start = std::chrono::steady_clock::now();
-  auto connected =
-      Bootstrap().group(group).handler(handler).connect(host, static_cast<std::uint16_t>(port));
+  auto connected = Bootstrap().group(group).handler(handler).connect(host, port);
   try {
     connected.get();
     handler->done().get();

@@ -1,12 +1,14 @@
 // echo_server: the smallest trellis server. Every byte a client sends comes straight back.
 //
 //   echo_server [--host H] [--port P] [--threads N]      (default 127.0.0.1:8007, 1 thread)
-#include <csignal>
-#include <cstdlib>
+#include <cstdint>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include <trellis/transport.hpp>
+
+#include "example_main.hpp"
 
 using namespace trellis;
 
@@ -21,51 +23,28 @@ class EchoHandler final : public ChannelInboundHandler {
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
-  int port = 8007;
-  int threads = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--host") {
-      host = argv[i + 1];
-    } else if (flag == "--port") {
-      port = std::atoi(argv[i + 1]);
-    } else if (flag == "--threads") {
-      threads = std::atoi(argv[i + 1]);
-    } else {
-      std::cerr << "usage: echo_server [--host H] [--port P] [--threads N]\n";
-      return 2;
-    }
+  std::uint16_t port = 8007;
+  std::size_t threads = 1;
+  if (!examples::read_flags(argc, argv,
+                            {{"--host", &host}, {"--port", &port}, {"--threads", &threads}},
+                            "echo_server [--host H] [--port P] [--threads N]")) {
+    return 2;
   }
 
-  // Blocked before the loop threads start (they inherit the mask), so sigwait below gets them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  EventLoopGroup group(static_cast<std::size_t>(threads));
+  examples::StopSignals stop;  // before the loops: their threads inherit the blocked signals
+  EventLoopGroup group(threads);
   auto bound = ServerBootstrap()
                    .group(group)
                    .channel<ServerSocketChannel>()
                    .option(channel_option::so_reuseaddr, true)
                    .child_handler(std::make_shared<EchoHandler>())
-                   .bind(host, static_cast<std::uint16_t>(port));
-  bound.wait();
-  if (!bound.is_success()) {
-    try {
-      std::rethrow_exception(bound.cause());
-    } catch (const std::exception& e) {
-      std::cerr << "echo_server: " << e.what() << "\n";
-    }
-    return 1;
-  }
-  std::shared_ptr<Channel> server = bound.get();
+                   .bind(host, port);
+  std::shared_ptr<Channel> server = examples::bind_or_report(bound, "echo_server");
+  if (!server) return 1;
   std::cout << "echo_server listening on " << server->local_address()->to_string() << std::endl;
 
   // Ctrl-C or SIGTERM: close the listening channel and return.
-  int received = 0;
-  sigwait(&signals, &received);
+  stop.wait();
   server->close();
   server->close_future().wait();
   return 0;

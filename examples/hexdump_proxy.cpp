@@ -7,13 +7,14 @@
 //
 // The accepted side reads nothing (auto_read off) until the remote is connected. While one side
 // is unwritable the other stops reading. When one side closes, the other closes once flushed.
-#include <csignal>
-#include <cstdlib>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include <trellis/transport.hpp>
+
+#include "example_main.hpp"
 
 using namespace trellis;
 
@@ -84,60 +85,40 @@ class FrontendHandler final : public RelayHandler,
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
-  int port = 8081;
+  std::uint16_t port = 8081;
   std::string remote_host = "127.0.0.1";
-  int remote_port = 8080;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--host" && i + 1 < argc) {
-      host = argv[i + 1];
-    } else if (flag == "--port" && i + 1 < argc) {
-      port = std::atoi(argv[i + 1]);
-    } else if (flag == "--remote-host" && i + 1 < argc) {
-      remote_host = argv[i + 1];
-    } else if (flag == "--remote-port" && i + 1 < argc) {
-      remote_port = std::atoi(argv[i + 1]);
-    } else {
-      std::cerr << "usage: hexdump_proxy [--host H] [--port P] [--remote-host H] "
-                   "[--remote-port P]\n";
-      return 2;
-    }
+  std::uint16_t remote_port = 8080;
+  if (!examples::read_flags(argc, argv,
+                            {{"--host", &host},
+                             {"--port", &port},
+                             {"--remote-host", &remote_host},
+                             {"--remote-port", &remote_port}},
+                            "hexdump_proxy [--host H] [--port P] [--remote-host H] "
+                            "[--remote-port P]")) {
+    return 2;
   }
 
-  // Blocked before the loop threads start (they inherit the mask), so sigwait below gets them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
+  examples::StopSignals stop;  // before the loops: their threads inherit the blocked signals
   EventLoopGroup group(1);
   auto logger = std::make_shared<LoggingHandler>(spdlog::level::info);
-  const auto remote = static_cast<std::uint16_t>(remote_port);
-  std::shared_ptr<Channel> server;
-  try {
-    server =
-        ServerBootstrap()
-            .group(group)
-            .option(channel_option::so_reuseaddr, true)
-            .child_option(channel_option::auto_read, false)
-            .child_handler(ChannelInitializer::from([=](Channel& ch) {
-              ch.pipeline()
-                  .add_last("logger", logger)
-                  .add_last("frontend", std::make_shared<FrontendHandler>(remote_host, remote));
-            }))
-            .bind(host, static_cast<std::uint16_t>(port))
-            .get();
-  } catch (const std::exception& e) {
-    std::cerr << "hexdump_proxy: " << e.what() << "\n";
-    return 1;
-  }
+  auto bound =
+      ServerBootstrap()
+          .group(group)
+          .option(channel_option::so_reuseaddr, true)
+          .child_option(channel_option::auto_read, false)
+          .child_handler(ChannelInitializer::from([=](Channel& ch) {
+            ch.pipeline()
+                .add_last("logger", logger)
+                .add_last("frontend", std::make_shared<FrontendHandler>(remote_host, remote_port));
+          }))
+          .bind(host, port);
+  std::shared_ptr<Channel> server = examples::bind_or_report(bound, "hexdump_proxy");
+  if (!server) return 1;
   std::cout << "hexdump_proxy listening on " << server->local_address()->to_string()
-            << ", relaying to " << remote_host << ":" << remote << std::endl;
+            << ", relaying to " << remote_host << ":" << remote_port << std::endl;
 
   // Ctrl-C or SIGTERM: close the listening channel and return.
-  int received = 0;
-  sigwait(&signals, &received);
+  stop.wait();
   server->close();
   server->close_future().wait();
   return 0;

@@ -11,9 +11,9 @@
 // http/1.1) with the same contract. --compress compresses response bodies (br, zstd, gzip or
 // deflate, as the request's Accept-Encoding allows; see HttpContentCompressor). --port 0 picks a
 // free port; the "listening on" line tells which. SIGINT/SIGTERM stop it.
-#include <csignal>
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -21,59 +21,40 @@
 #include <trellis/ssl.hpp>
 #include <trellis/transport.hpp>
 
+#include "example_main.hpp"
 #include "http_echo_handler.hpp"
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
-  int port = 8080;
+  std::uint16_t port = 8080;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   trellis::http::HttpServerTimeouts timeouts;
   std::string tls_cert;
   std::string tls_key;
   bool compress = false;
-  auto usage = [&] {
-    std::fprintf(stderr,
-                 "usage: %s [--host H] [--port P] [--threads N] [--header-timeout-ms N] "
-                 "[--body-timeout-ms N] [--idle-timeout-ms N] [--tls-cert FILE --tls-key FILE] "
-                 "[--compress]\n",
-                 argv[0]);
+  const char* usage =
+      "http_echo_server [--host H] [--port P] [--threads N] [--header-timeout-ms N] "
+      "[--body-timeout-ms N] [--idle-timeout-ms N] [--tls-cert FILE --tls-key FILE] [--compress]";
+  using examples::Milliseconds;
+  if (!examples::read_flags(argc, argv,
+                            {{"--host", &host},
+                             {"--port", &port},
+                             {"--threads", &threads},
+                             {"--header-timeout-ms", Milliseconds{&timeouts.header_timeout}},
+                             {"--body-timeout-ms", Milliseconds{&timeouts.body_timeout}},
+                             {"--idle-timeout-ms", Milliseconds{&timeouts.idle_timeout}},
+                             {"--tls-cert", &tls_cert},
+                             {"--tls-key", &tls_key},
+                             {"--compress", &compress}},
+                            usage)) {
     return 2;
-  };
-  for (int i = 1; i < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--compress") {  // the one flag without a value
-      compress = true;
-      i -= 1;
-      continue;
-    }
-    if (i + 1 >= argc) return usage();  // every flag takes a value
-    char* end = nullptr;
-    const long number = std::strtol(argv[i + 1], &end, 10);
-    const bool numeric = end != argv[i + 1] && *end == '\0' && number >= 0;
-    const bool text_flag = flag == "--host" || flag == "--tls-cert" || flag == "--tls-key";
-    if (!text_flag && !numeric) return usage();
-    if (flag == "--host") {
-      host = argv[i + 1];
-    } else if (flag == "--tls-cert") {
-      tls_cert = argv[i + 1];
-    } else if (flag == "--tls-key") {
-      tls_key = argv[i + 1];
-    } else if (flag == "--port") {
-      port = std::atoi(argv[i + 1]);
-    } else if (flag == "--threads") {
-      threads = static_cast<unsigned>(std::max(1, std::atoi(argv[i + 1])));
-    } else if (flag == "--header-timeout-ms") {
-      timeouts.header_timeout = std::chrono::milliseconds(number);
-    } else if (flag == "--body-timeout-ms") {
-      timeouts.body_timeout = std::chrono::milliseconds(number);
-    } else if (flag == "--idle-timeout-ms") {
-      timeouts.idle_timeout = std::chrono::milliseconds(number);
-    } else {
-      return usage();
-    }
   }
+  if (tls_cert.empty() != tls_key.empty()) {
+    std::fprintf(stderr, "usage: %s\n", usage);
+    return 2;
+  }
+  threads = std::max(1u, threads);
 
-  if (tls_cert.empty() != tls_key.empty()) return usage();
   std::optional<trellis::ssl::SslContext> tls;
   if (!tls_cert.empty()) {
     try {
@@ -85,13 +66,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  // Block the stop signals in every thread (the loops inherit the mask); main waits for them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
+  examples::StopSignals stop;  // before the loops: their threads inherit the blocked signals
   trellis::EventLoopGroup acceptor(1);
   trellis::EventLoopGroup workers(threads);
   trellis::ServerBootstrap bootstrap;
@@ -109,20 +84,14 @@ int main(int argc, char** argv) {
             }
           }));
 
-  std::shared_ptr<trellis::Channel> server;
-  try {
-    server = bootstrap.bind(host, static_cast<std::uint16_t>(port)).get();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "http_echo_server: cannot listen on %s:%d: %s\n", host.c_str(), port,
-                 e.what());
-    return 1;
-  }
+  std::shared_ptr<trellis::Channel> server =
+      examples::bind_or_report(bootstrap.bind(host, port), "http_echo_server");
+  if (!server) return 1;
   std::printf("http_echo_server listening on %s (%u worker threads%s)\n",
               server->local_address()->to_string().c_str(), threads, tls ? ", TLS" : "");
   std::fflush(stdout);
 
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
+  const int signal = stop.wait();
   std::printf("http_echo_server: signal %d, shutting down\n", signal);
   server->close();
   server->close_future().wait();

@@ -7,13 +7,14 @@
 //              (default 127.0.0.1:8090, 100 requests, 8 at a time, 16 numbers each)
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
+#include <cstdint>
 #include <iostream>
 #include <numeric>
 #include <string>
 
 #include <trellis/transport.hpp>
 
+#include "example_main.hpp"
 #include "rpc_protocol.hpp"
 
 using namespace trellis;
@@ -65,29 +66,21 @@ Task<std::string> run(EventLoop& loop, std::string host, std::uint16_t port, lon
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
-  int port = 8090;
+  std::uint16_t port = 8090;
   long count = 100;
   long batch = 8;
   long numbers = 16;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--host" && i + 1 < argc) {
-      host = argv[i + 1];
-    } else if (flag == "--port" && i + 1 < argc) {
-      port = std::atoi(argv[i + 1]);
-    } else if (flag == "--count" && i + 1 < argc) {
-      count = std::atol(argv[i + 1]);
-    } else if (flag == "--batch" && i + 1 < argc) {
-      batch = std::atol(argv[i + 1]);
-    } else if (flag == "--numbers" && i + 1 < argc) {
-      numbers = std::atol(argv[i + 1]);
-    } else {
-      std::cerr
-          << "usage: rpc_client [--host H] [--port P] [--count N] [--batch B] [--numbers K]\n";
-      return 2;
-    }
+  if (!examples::read_flags(
+          argc, argv,
+          {{"--host", &host},
+           {"--port", &port},
+           {"--count", &count},
+           {"--batch", &batch},
+           {"--numbers", &numbers}},
+          "rpc_client [--host H] [--port P] [--count N] [--batch B] [--numbers K]")) {
+    return 2;
   }
-  if (count <= 0 || batch <= 0 || numbers < 0 || numbers > 100'000) {
+  if (count == 0 || batch == 0 || numbers > 100'000) {
     std::cerr << "rpc_client: --count and --batch must be positive, --numbers 0 to 100000\n";
     return 2;
   }
@@ -95,8 +88,7 @@ int main(int argc, char** argv) {
   EventLoopGroup group(1);
   EventLoop& loop = group.next();
   const auto start = std::chrono::steady_clock::now();
-  const std::string error =
-      loop.spawn(run(loop, host, static_cast<std::uint16_t>(port), count, batch, numbers)).get();
+  const std::string error = loop.spawn(run(loop, host, port, count, batch, numbers)).get();
   if (!error.empty()) {
     std::cerr << "rpc_client: " << error << "\n";
     return 1;

@@ -8,15 +8,16 @@
 //              (default 127.0.0.1:8090, 1 thread, 5 ms of work per request; port 0 picks one)
 #include <algorithm>
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
+#include <cstdint>
 #include <iostream>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include <trellis/transport.hpp>
 
+#include "example_main.hpp"
 #include "rpc_protocol.hpp"
 
 using namespace trellis;
@@ -55,56 +56,33 @@ Task<void> accept_loop(AsyncServerChannel<ByteBuf, ByteBuf>& server,
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
-  int port = 8090;
-  int threads = 1;
+  std::uint16_t port = 8090;
+  std::size_t threads = 1;
   int work_ms = 5;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--host" && i + 1 < argc) {
-      host = argv[i + 1];
-    } else if (flag == "--port" && i + 1 < argc) {
-      port = std::atoi(argv[i + 1]);
-    } else if (flag == "--threads" && i + 1 < argc) {
-      threads = std::max(1, std::atoi(argv[i + 1]));
-    } else if (flag == "--work-ms" && i + 1 < argc) {
-      work_ms = std::max(0, std::atoi(argv[i + 1]));
-    } else {
-      std::cerr << "usage: rpc_server [--host H] [--port P] [--threads N] [--work-ms MS]\n";
-      return 2;
-    }
+  if (!examples::read_flags(
+          argc, argv,
+          {{"--host", &host}, {"--port", &port}, {"--threads", &threads}, {"--work-ms", &work_ms}},
+          "rpc_server [--host H] [--port P] [--threads N] [--work-ms MS]")) {
+    return 2;
   }
 
-  // Blocked before the loop threads start (they inherit the mask), so sigwait below gets them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  EventLoopGroup group(static_cast<std::size_t>(threads));
+  examples::StopSignals stop;  // before the loops: their threads inherit the blocked signals
+  EventLoopGroup group(std::max<std::size_t>(1, threads));
   auto bound = ServerBootstrap()
                    .group(group)
                    .option(channel_option::so_reuseaddr, true)
                    .child_handler(ChannelInitializer::from(rpc::add_frame_codec))
-                   .bind_async<ByteBuf, ByteBuf>(host, static_cast<std::uint16_t>(port));
-  bound.wait();
-  if (!bound.is_success()) {
-    try {
-      std::rethrow_exception(bound.cause());
-    } catch (const std::exception& e) {
-      std::cerr << "rpc_server: " << e.what() << "\n";
-    }
-    return 1;
-  }
-  AsyncServerChannel<ByteBuf, ByteBuf> server = std::move(bound).get();
-  std::cout << "rpc_server listening on " << server.local_address()->to_string() << std::endl;
+                   .bind_async<ByteBuf, ByteBuf>(host, port);
+  std::optional<AsyncServerChannel<ByteBuf, ByteBuf>> server =
+      examples::bind_or_report(std::move(bound), "rpc_server");
+  if (!server) return 1;
+  std::cout << "rpc_server listening on " << server->local_address()->to_string() << std::endl;
   Future<void> accepting =
-      server.event_loop().spawn(accept_loop(server, std::chrono::milliseconds(work_ms)));
+      server->event_loop().spawn(accept_loop(*server, std::chrono::milliseconds(work_ms)));
 
   // Ctrl-C or SIGTERM: close the listening channel; the accept loop ends.
-  int received = 0;
-  sigwait(&signals, &received);
-  server.close().wait();
+  stop.wait();
+  server->close().wait();
   accepting.wait();
   return 0;
 }

@@ -6,13 +6,14 @@
 //
 // Prints "time_client: 2026-12-05 11:52:00 UTC (unix 1796471520)"; exits 1 when the server
 // closes before sending the time, or on a connection error.
-#include <cstdlib>
+#include <cstdint>
 #include <iostream>
 #include <string>
 
 #include <trellis/codec.hpp>
 #include <trellis/transport.hpp>
 
+#include "example_main.hpp"
 #include "unix_time.hpp"
 
 using namespace trellis;
@@ -50,17 +51,10 @@ class TimeClientHandler final : public ChannelInboundHandler {
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
-  int port = 8037;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--host" && i + 1 < argc) {
-      host = argv[i + 1];
-    } else if (flag == "--port" && i + 1 < argc) {
-      port = std::atoi(argv[i + 1]);
-    } else {
-      std::cerr << "usage: time_client [--host H] [--port P]\n";
-      return 2;
-    }
+  std::uint16_t port = 8037;
+  if (!examples::read_flags(argc, argv, {{"--host", &host}, {"--port", &port}},
+                            "time_client [--host H] [--port P]")) {
+    return 2;
   }
 
   EventLoopGroup group(1);
@@ -73,7 +67,7 @@ int main(int argc, char** argv) {
               .add_last("decoder", std::make_shared<TimeDecoder>())
               .add_last("handler", handler);
         }))
-        .connect(host, static_cast<std::uint16_t>(port))
+        .connect(host, port)
         .get();
     const UnixTime time = handler->time().get();
     std::cout << "time_client: " << time.to_string() << " (unix " << time.seconds << ")\n";

@@ -5,14 +5,15 @@
 //   time_server [--host H] [--port P] [--threads N]      (default 127.0.0.1:8037, 1 thread;
 //                                                        port 0 picks a free one)
 #include <algorithm>
-#include <csignal>
-#include <cstdlib>
+#include <cstdint>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include <trellis/codec.hpp>
 #include <trellis/transport.hpp>
 
+#include "example_main.hpp"
 #include "unix_time.hpp"
 
 using namespace trellis;
@@ -44,52 +45,32 @@ class TimeServerHandler final : public ChannelInboundHandler {
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
-  int port = 8037;
-  int threads = 1;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--host" && i + 1 < argc) {
-      host = argv[i + 1];
-    } else if (flag == "--port" && i + 1 < argc) {
-      port = std::atoi(argv[i + 1]);
-    } else if (flag == "--threads" && i + 1 < argc) {
-      threads = std::max(1, std::atoi(argv[i + 1]));
-    } else {
-      std::cerr << "usage: time_server [--host H] [--port P] [--threads N]\n";
-      return 2;
-    }
+  std::uint16_t port = 8037;
+  std::size_t threads = 1;
+  if (!examples::read_flags(argc, argv,
+                            {{"--host", &host}, {"--port", &port}, {"--threads", &threads}},
+                            "time_server [--host H] [--port P] [--threads N]")) {
+    return 2;
   }
 
-  // Blocked before the loop threads start (they inherit the mask), so sigwait below gets them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  EventLoopGroup group(static_cast<std::size_t>(threads));
+  examples::StopSignals stop;  // before the loops: their threads inherit the blocked signals
+  EventLoopGroup group(std::max<std::size_t>(1, threads));
   auto encoder = std::make_shared<TimeEncoder>();
   auto handler = std::make_shared<TimeServerHandler>();
-  std::shared_ptr<Channel> server;
-  try {
-    server = ServerBootstrap()
-                 .group(group)
-                 .channel<ServerSocketChannel>()
-                 .option(channel_option::so_reuseaddr, true)
-                 .child_handler(ChannelInitializer::from([encoder, handler](Channel& ch) {
-                   ch.pipeline().add_last("encoder", encoder).add_last("handler", handler);
-                 }))
-                 .bind(host, static_cast<std::uint16_t>(port))
-                 .get();
-  } catch (const std::exception& e) {
-    std::cerr << "time_server: " << e.what() << "\n";
-    return 1;
-  }
+  auto bound = ServerBootstrap()
+                   .group(group)
+                   .channel<ServerSocketChannel>()
+                   .option(channel_option::so_reuseaddr, true)
+                   .child_handler(ChannelInitializer::from([encoder, handler](Channel& ch) {
+                     ch.pipeline().add_last("encoder", encoder).add_last("handler", handler);
+                   }))
+                   .bind(host, port);
+  std::shared_ptr<Channel> server = examples::bind_or_report(bound, "time_server");
+  if (!server) return 1;
   std::cout << "time_server listening on " << server->local_address()->to_string() << std::endl;
 
   // Ctrl-C or SIGTERM: close the listening channel and return.
-  int received = 0;
-  sigwait(&signals, &received);
+  stop.wait();
   server->close();
   server->close_future().wait();
   return 0;

@@ -5,13 +5,15 @@
 //
 // A UDP server is one channel: --threads N binds N channels to the same port with SO_REUSEPORT,
 // one per loop, and the kernel spreads the clients over them.
-#include <csignal>
-#include <cstdlib>
+#include <cstdint>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <trellis/transport.hpp>
+
+#include "example_main.hpp"
 
 using namespace trellis;
 
@@ -30,30 +32,16 @@ class UdpEchoHandler final : public ChannelInboundHandler {
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
-  int port = 8007;
+  std::uint16_t port = 8007;
   int threads = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--host") {
-      host = argv[i + 1];
-    } else if (flag == "--port") {
-      port = std::atoi(argv[i + 1]);
-    } else if (flag == "--threads") {
-      threads = std::atoi(argv[i + 1]);
-    } else {
-      std::cerr << "usage: udp_echo_server [--host H] [--port P] [--threads N]\n";
-      return 2;
-    }
+  if (!examples::read_flags(argc, argv,
+                            {{"--host", &host}, {"--port", &port}, {"--threads", &threads}},
+                            "udp_echo_server [--host H] [--port P] [--threads N]")) {
+    return 2;
   }
   if (threads < 1) threads = 1;
 
-  // Blocked before the loop threads start (they inherit the mask), so sigwait below gets them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
+  examples::StopSignals stop;  // before the loops: their threads inherit the blocked signals
   EventLoopGroup group(static_cast<std::size_t>(threads));
   Bootstrap bootstrap;
   bootstrap.group(group)
@@ -63,25 +51,17 @@ int main(int argc, char** argv) {
   std::vector<std::shared_ptr<Channel>> channels;
   for (int i = 0; i < threads; ++i) {
     // The first channel picks the port (when 0); the others share it.
-    auto bound = bootstrap.bind(host, channels.empty() ? static_cast<std::uint16_t>(port)
-                                                       : channels[0]->local_address()->port());
-    bound.wait();
-    if (!bound.is_success()) {
-      try {
-        std::rethrow_exception(bound.cause());
-      } catch (const std::exception& e) {
-        std::cerr << "udp_echo_server: " << e.what() << "\n";
-      }
-      return 1;
-    }
-    channels.push_back(bound.get());
+    auto bound =
+        bootstrap.bind(host, channels.empty() ? port : channels[0]->local_address()->port());
+    std::shared_ptr<Channel> channel = examples::bind_or_report(bound, "udp_echo_server");
+    if (!channel) return 1;
+    channels.push_back(channel);
   }
   std::cout << "udp_echo_server listening on " << channels[0]->local_address()->to_string()
             << std::endl;
 
   // Ctrl-C or SIGTERM: close the channels and return.
-  int received = 0;
-  sigwait(&signals, &received);
+  stop.wait();
   for (auto& ch : channels) ch->close();
   for (auto& ch : channels) ch->close_future().wait();
   return 0;

@@ -7,6 +7,10 @@
 //       WARMUP_S seconds are dropped, the next SECONDS are measured. Prints round trips/s and
 //       the latency percentiles, then
 //         RESULT conns=N secs=S roundtrips=R rtps=X p50_us=.. p99_us=.. p999_us=.. max_us=.. errors=E
+//                total_roundtrips=T
+//       (T: every round trip from the first connect to the end, warm-up included, so that a
+//       count taken over the client's whole run, e.g. the server's system calls, can be divided
+//       by it).
 //
 //   pingpong --stream HOST PORT [BYTES=1073741824] [CHUNK=65536]
 //       One connection: writes BYTES in CHUNK-sized writes while reading the echo back at the
@@ -279,7 +283,7 @@ int run_pingpong(int argc, char** argv) {
   std::vector<char> out(msg), in(msg);
   std::vector<std::uint32_t> samples;
   samples.reserve(1 << 20);
-  std::uint64_t errors = 0, measured = 0;
+  std::uint64_t errors = 0, measured = 0, total = 0;
   std::int64_t max_ns = 0;
   long long cpu_start = -1, cpu_end = -1;
 
@@ -381,6 +385,7 @@ int run_pingpong(int argc, char** argv) {
       c.got += static_cast<std::size_t>(r);
       if (c.got < msg) continue;
       const std::int64_t t = now_ns();
+      ++total;
       if (t >= t_meas && t < t_end) {
         ++measured;
         const std::int64_t lat = t - c.sent_at;
@@ -422,10 +427,11 @@ int run_pingpong(int argc, char** argv) {
     cpu = buf;
   }
   std::printf("RESULT conns=%llu secs=%.1f roundtrips=%llu rtps=%.0f p50_us=%.1f p99_us=%.1f "
-              "p999_us=%.1f max_us=%.1f errors=%llu%s\n",
+              "p999_us=%.1f max_us=%.1f errors=%llu total_roundtrips=%llu%s\n",
               static_cast<unsigned long long>(nconns), secs,
               static_cast<unsigned long long>(measured), rtps, p50, p99, p999, mx,
-              static_cast<unsigned long long>(errors), cpu.c_str());
+              static_cast<unsigned long long>(errors), static_cast<unsigned long long>(total),
+              cpu.c_str());
   return errors ? 1 : 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <trellis/pipeline/detail/run_logged.hpp>
 #include <trellis/pipeline/detail/thread_role.hpp>
 
 namespace trellis::detail {
@@ -18,16 +19,6 @@ thread_local std::string t_cache_thread_name;
 thread_local constinit UniqueFunction<void()>* t_deferred = nullptr;
 // This cache thread announced its return (see BlockerCache::announce_return).
 thread_local constinit bool t_announced_return = false;
-
-void run_logged(UniqueFunction<void()>& job) noexcept {
-  try {
-    job();
-  } catch (const std::exception& e) {
-    spdlog::warn("trellis: a blocker job threw: {}", e.what());
-  } catch (...) {
-    spdlog::warn("trellis: a blocker job threw a non-standard exception");
-  }
-}
 }  // namespace
 
 bool defer_until_idle(UniqueFunction<void()>& action) noexcept {
@@ -43,7 +34,7 @@ void run_deferred_until_idle() noexcept {
   while (*slot) {  // what an action defers in turn runs too
     auto action = std::move(*slot);
     slot->reset();
-    run_logged(action);
+    run_logged(action, "a blocker job");
   }
 }
 
@@ -240,7 +231,7 @@ void BlockerCache::thread_main(Thread* self, std::string name, UniqueFunction<vo
   UniqueFunction<void()> deferred;
   t_deferred = &deferred;
   do {
-    run_logged(job);
+    run_logged(job, "a blocker job");
     job.reset();
     t_thread_role = ThreadRoleState{ThreadRole::kBlocker, nullptr, nullptr};
   } while (next_job(self, job, deferred));

@@ -12,7 +12,8 @@ namespace trellis {
 
 ChannelHandlerContext::ChannelHandlerContext(ChannelPipeline& pipeline, Channel& channel,
                                              std::string name,
-                                             std::shared_ptr<ChannelHandler> handler)
+                                             std::shared_ptr<ChannelHandler> handler,
+                                             std::uint32_t mask)
     : pipeline_(&pipeline),
       channel_(&channel),
       executor_(&channel.event_loop()),
@@ -20,6 +21,8 @@ ChannelHandlerContext::ChannelHandlerContext(ChannelPipeline& pipeline, Channel&
       name_(std::move(name)) {
   inbound_ = handler_->as_inbound();
   outbound_ = handler_->as_outbound();
+  mask_ = mask & ((inbound_ != nullptr ? handler_mask::kInbound : 0) |
+                  (outbound_ != nullptr ? handler_mask::kOutbound : 0));
 }
 
 ChannelHandlerContext::~ChannelHandlerContext() = default;
@@ -35,24 +38,28 @@ ChannelPromise ChannelHandlerContext::new_promise() const {
 // --- inbound -----------------------------------------------------------------------------------
 
 void ChannelHandlerContext::fire_channel_registered() {
-  next_inbound()->invoke_channel_registered();
+  next_inbound(handler_mask::kChannelRegistered)->invoke_channel_registered();
 }
 void ChannelHandlerContext::fire_channel_unregistered() {
-  next_inbound()->invoke_channel_unregistered();
+  next_inbound(handler_mask::kChannelUnregistered)->invoke_channel_unregistered();
 }
-void ChannelHandlerContext::fire_channel_active() { next_inbound()->invoke_channel_active(); }
-void ChannelHandlerContext::fire_channel_inactive() { next_inbound()->invoke_channel_inactive(); }
+void ChannelHandlerContext::fire_channel_active() {
+  next_inbound(handler_mask::kChannelActive)->invoke_channel_active();
+}
+void ChannelHandlerContext::fire_channel_inactive() {
+  next_inbound(handler_mask::kChannelInactive)->invoke_channel_inactive();
+}
 void ChannelHandlerContext::fire_channel_read_complete() {
-  next_inbound()->invoke_channel_read_complete();
+  next_inbound(handler_mask::kChannelReadComplete)->invoke_channel_read_complete();
 }
 void ChannelHandlerContext::fire_user_event_triggered(Message&& event) {
-  next_inbound()->invoke_user_event_triggered(std::move(event));
+  next_inbound(handler_mask::kUserEventTriggered)->invoke_user_event_triggered(std::move(event));
 }
 void ChannelHandlerContext::fire_channel_writability_changed() {
-  next_inbound()->invoke_channel_writability_changed();
+  next_inbound(handler_mask::kChannelWritabilityChanged)->invoke_channel_writability_changed();
 }
 void ChannelHandlerContext::fire_exception_caught(std::exception_ptr error) {
-  next_inbound()->invoke_exception_caught(std::move(error));
+  next_inbound(handler_mask::kExceptionCaught)->invoke_exception_caught(std::move(error));
 }
 
 #define TRELLIS_GUARDED_INBOUND(call)               \
@@ -180,7 +187,7 @@ void ChannelHandlerContext::invoke_flush() noexcept {
 
 void ChannelHandlerContext::bind(const SocketAddress& local, ChannelPromise promise) {
   if (detail::in_executor(*executor_)) {
-    prev_outbound()->invoke_bind(local, std::move(promise));
+    prev_outbound(handler_mask::kBind)->invoke_bind(local, std::move(promise));
   } else {
     run_on_loop(std::move(promise), [local](ChannelHandlerContext& c, ChannelPromise&& p) {
       c.bind(local, std::move(p));
@@ -192,7 +199,7 @@ void ChannelHandlerContext::connect(const SocketAddress& remote,
                                     const std::optional<SocketAddress>& local,
                                     ChannelPromise promise) {
   if (detail::in_executor(*executor_)) {
-    prev_outbound()->invoke_connect(remote, local, std::move(promise));
+    prev_outbound(handler_mask::kConnect)->invoke_connect(remote, local, std::move(promise));
   } else {
     run_on_loop(std::move(promise), [remote, local](ChannelHandlerContext& c, ChannelPromise&& p) {
       c.connect(remote, local, std::move(p));
@@ -202,7 +209,7 @@ void ChannelHandlerContext::connect(const SocketAddress& remote,
 
 void ChannelHandlerContext::disconnect(ChannelPromise promise) {
   if (detail::in_executor(*executor_)) {
-    prev_outbound()->invoke_disconnect(std::move(promise));
+    prev_outbound(handler_mask::kDisconnect)->invoke_disconnect(std::move(promise));
   } else {
     run_on_loop(std::move(promise),
                 [](ChannelHandlerContext& c, ChannelPromise&& p) { c.disconnect(std::move(p)); });
@@ -211,7 +218,7 @@ void ChannelHandlerContext::disconnect(ChannelPromise promise) {
 
 void ChannelHandlerContext::close(ChannelPromise promise) {
   if (detail::in_executor(*executor_)) {
-    prev_outbound()->invoke_close(std::move(promise));
+    prev_outbound(handler_mask::kClose)->invoke_close(std::move(promise));
   } else {
     run_on_loop(std::move(promise),
                 [](ChannelHandlerContext& c, ChannelPromise&& p) { c.close(std::move(p)); });
@@ -220,7 +227,7 @@ void ChannelHandlerContext::close(ChannelPromise promise) {
 
 void ChannelHandlerContext::read() {
   if (detail::in_executor(*executor_)) {
-    prev_outbound()->invoke_read();
+    prev_outbound(handler_mask::kRead)->invoke_read();
   } else {
     run_on_loop({}, [](ChannelHandlerContext& c, ChannelPromise&&) { c.read(); });
   }
@@ -228,7 +235,7 @@ void ChannelHandlerContext::read() {
 
 void ChannelHandlerContext::write(Message&& msg, ChannelPromise promise) {
   if (detail::in_executor(*executor_)) {
-    prev_outbound()->invoke_write(std::move(msg), std::move(promise));
+    prev_outbound(handler_mask::kWrite)->invoke_write(std::move(msg), std::move(promise));
   } else {
     run_on_loop(std::move(promise),
                 [m = std::move(msg)](ChannelHandlerContext& c, ChannelPromise&& p) mutable {
@@ -239,7 +246,7 @@ void ChannelHandlerContext::write(Message&& msg, ChannelPromise promise) {
 
 void ChannelHandlerContext::flush() {
   if (detail::in_executor(*executor_)) {
-    prev_outbound()->invoke_flush();
+    prev_outbound(handler_mask::kFlush)->invoke_flush();
   } else {
     run_on_loop({}, [](ChannelHandlerContext& c, ChannelPromise&&) { c.flush(); });
   }

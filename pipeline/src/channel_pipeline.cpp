@@ -230,7 +230,8 @@ std::string ChannelPipeline::check_name(std::string name) {
 }
 
 ChannelHandlerContext* ChannelPipeline::new_context(std::string name,
-                                                    std::shared_ptr<ChannelHandler> handler) {
+                                                    std::shared_ptr<ChannelHandler> handler,
+                                                    std::uint32_t mask) {
   if (!handler) throw InvalidArgumentError("null handler '" + name + "'");
   if (!handler->is_sharable()) {
     bool expected = false;
@@ -240,7 +241,7 @@ ChannelHandlerContext* ChannelPipeline::new_context(std::string name,
                                  "is_sharable() or use a new instance per channel");
     }
   }
-  return new ChannelHandlerContext(*this, *channel_, std::move(name), std::move(handler));
+  return new ChannelHandlerContext(*this, *channel_, std::move(name), std::move(handler), mask);
 }
 
 void ChannelPipeline::link_after(ChannelHandlerContext* prev, ChannelHandlerContext* ctx) noexcept {
@@ -298,42 +299,50 @@ std::shared_ptr<ChannelHandler> ChannelPipeline::remove_context(ChannelHandlerCo
   return handler;
 }
 
-ChannelPipeline& ChannelPipeline::add_first(std::string name,
-                                            std::shared_ptr<ChannelHandler> handler) {
+ChannelPipeline& ChannelPipeline::insert(Where where, std::string_view base_name, std::string name,
+                                         std::shared_ptr<ChannelHandler> handler,
+                                         std::uint32_t mask) {
   check_modifiable();
-  auto* ctx = new_context(check_name(std::move(name)), std::move(handler));
-  link_after(head_, ctx);
+  ChannelHandlerContext* prev = nullptr;
+  switch (where) {
+    case Where::kFirst:
+      prev = head_;
+      break;
+    case Where::kLast:
+      break;  // tail_->prev_, read once the name is checked
+    case Where::kBefore:
+      prev = find_or_throw(base_name);  // its prev_, read once the name is checked
+      break;
+    case Where::kAfter:
+      prev = find_or_throw(base_name);
+      break;
+  }
+  auto* ctx = new_context(check_name(std::move(name)), std::move(handler), mask);
+  if (where == Where::kLast) prev = tail_->prev_;
+  if (where == Where::kBefore) prev = prev->prev_;
+  link_after(prev, ctx);
   call_handler_added(ctx);
   return *this;
+}
+
+ChannelPipeline& ChannelPipeline::add_first(std::string name,
+                                            std::shared_ptr<ChannelHandler> handler) {
+  return insert(Where::kFirst, {}, std::move(name), std::move(handler), handler_mask::kAll);
 }
 
 ChannelPipeline& ChannelPipeline::add_last(std::string name,
                                            std::shared_ptr<ChannelHandler> handler) {
-  check_modifiable();
-  auto* ctx = new_context(check_name(std::move(name)), std::move(handler));
-  link_after(tail_->prev_, ctx);
-  call_handler_added(ctx);
-  return *this;
+  return insert(Where::kLast, {}, std::move(name), std::move(handler), handler_mask::kAll);
 }
 
 ChannelPipeline& ChannelPipeline::add_before(std::string_view base_name, std::string name,
                                              std::shared_ptr<ChannelHandler> handler) {
-  check_modifiable();
-  auto* base = find_or_throw(base_name);
-  auto* ctx = new_context(check_name(std::move(name)), std::move(handler));
-  link_after(base->prev_, ctx);
-  call_handler_added(ctx);
-  return *this;
+  return insert(Where::kBefore, base_name, std::move(name), std::move(handler), handler_mask::kAll);
 }
 
 ChannelPipeline& ChannelPipeline::add_after(std::string_view base_name, std::string name,
                                             std::shared_ptr<ChannelHandler> handler) {
-  check_modifiable();
-  auto* base = find_or_throw(base_name);
-  auto* ctx = new_context(check_name(std::move(name)), std::move(handler));
-  link_after(base, ctx);
-  call_handler_added(ctx);
-  return *this;
+  return insert(Where::kAfter, base_name, std::move(name), std::move(handler), handler_mask::kAll);
 }
 
 std::shared_ptr<ChannelHandler> ChannelPipeline::remove(std::string_view name) {
@@ -363,10 +372,16 @@ std::shared_ptr<ChannelHandler> ChannelPipeline::remove_last() {
 std::shared_ptr<ChannelHandler> ChannelPipeline::replace(std::string_view old_name,
                                                          std::string new_name,
                                                          std::shared_ptr<ChannelHandler> handler) {
+  return replace_context(old_name, std::move(new_name), std::move(handler), handler_mask::kAll);
+}
+
+std::shared_ptr<ChannelHandler> ChannelPipeline::replace_context(
+    std::string_view old_name, std::string new_name, std::shared_ptr<ChannelHandler> handler,
+    std::uint32_t mask) {
   check_modifiable();
   auto* old_ctx = find_or_throw(old_name);
   if (new_name.empty() || new_name != old_ctx->name_) new_name = check_name(std::move(new_name));
-  auto* ctx = new_context(std::move(new_name), std::move(handler));
+  auto* ctx = new_context(std::move(new_name), std::move(handler), mask);
   ctx->prev_ = old_ctx->prev_;
   ctx->next_ = old_ctx->next_;
   old_ctx->prev_->next_ = ctx;

@@ -7,20 +7,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <trellis/pipeline/detail/run_logged.hpp>
+
 namespace trellis {
 
 namespace {
 thread_local const ThreadPoolExecutor* t_pool = nullptr;
-
-void run_logged(UniqueFunction<void()>& fn) noexcept {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    spdlog::warn("trellis: a task threw: {}", e.what());
-  } catch (...) {
-    spdlog::warn("trellis: a task threw a non-standard exception");
-  }
-}
 }  // namespace
 
 ThreadPoolExecutor::ThreadPoolExecutor(std::size_t threads, std::string name)
@@ -131,7 +123,7 @@ void ThreadPoolExecutor::run_worker(std::size_t index) {
       tasks_.pop_front();
       last_activity_ = now;
       lock.unlock();
-      run_logged(fn);
+      detail::run_logged(fn);
       fn.reset();
       lock.lock();
       continue;

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <trellis/pipeline/detail/parker.hpp>
+#include <trellis/pipeline/detail/run_logged.hpp>
 #include <trellis/pipeline/detail/thread_role.hpp>
 #include <trellis/pipeline/detail/work_stealing_deque.hpp>
 
@@ -67,16 +68,6 @@ void free_job(PoolJob* job) noexcept {
   job->next = cache.head;
   cache.head = job;
   ++cache.count;
-}
-
-void run_logged(PoolJob* job) noexcept {
-  try {
-    job->fn();
-  } catch (const std::exception& e) {
-    spdlog::warn("trellis: a task threw: {}", e.what());
-  } catch (...) {
-    spdlog::warn("trellis: a task threw a non-standard exception");
-  }
 }
 
 void cpu_relax(int round) noexcept {
@@ -297,7 +288,7 @@ void WorkStealingPool::worker_loop(Worker& w) {
   role = ThreadRoleState{ThreadRole::kWorker, this, &w};
   detail::CurrentExecutorScope scope(this);
   while (Job* job = next_job(w)) {
-    run_logged(job);
+    detail::run_logged(job->fn);
     free_job(job);
     // The job may have handed the worker role off (and has now suspended or ended).
     while (role.slot != &w) {

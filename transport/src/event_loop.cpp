@@ -12,6 +12,8 @@
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
 
+#include <trellis/pipeline/detail/run_logged.hpp>
+
 namespace trellis {
 
 namespace {
@@ -34,16 +36,6 @@ detail::ScheduledTaskBase* take_list(std::atomic<detail::ScheduledTaskBase*>& in
 
 asio::steady_timer::time_point to_time_point(std::int64_t nanos) {
   return asio::steady_timer::time_point(std::chrono::nanoseconds(nanos));
-}
-
-void run_logged(UniqueFunction<void()>& fn) noexcept {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    spdlog::warn("trellis: a task threw: {}", e.what());
-  } catch (...) {
-    spdlog::warn("trellis: a task threw a non-standard exception");
-  }
 }
 }  // namespace
 
@@ -205,7 +197,7 @@ std::size_t EventLoop::run_taken_tasks() {
     std::size_t i = 0;
     for (auto& fn : running_) {
       if ((++i & 63) == 0) loop_time.refresh();  // a long batch does not age the loop time much
-      run_logged(fn);
+      detail::run_logged(fn);
     }
   }
   running_.clear();
@@ -390,7 +382,7 @@ void EventLoop::on_clock_advanced() {
 void EventLoop::on_shutdown(UniqueFunction<void()> fn) {
   execute([this, fn = std::move(fn)]() mutable {
     if (state_.load() >= kShutdown) {
-      run_logged(fn);
+      detail::run_logged(fn);
     } else {
       shutdown_hooks_.push_back(std::move(fn));
     }
@@ -434,7 +426,7 @@ void EventLoop::check_shutdown() {
 
 void EventLoop::finish_shutdown() {
   auto hooks = std::move(shutdown_hooks_);
-  for (auto& hook : hooks) run_logged(hook);
+  for (auto& hook : hooks) detail::run_logged(hook);
   run_queued_tasks();
   {
     std::lock_guard lock(queue_mutex_);  // see execute()

@@ -1,5 +1,6 @@
-// Helpers of the socket transport tests: an echo handler, a collecting client handler, an
-// echo server on an ephemeral loopback port and blocking raw-socket clients with timeouts.
+// Helpers of the socket transport tests: an echo handler (echo_handler.hpp), a collecting client
+// handler, an echo server on an ephemeral loopback port and blocking raw-socket clients with
+// timeouts.
 #pragma once
 
 #include <netinet/in.h>
@@ -20,19 +21,12 @@
 
 #include <trellis/transport.hpp>
 
+#include "echo_handler.hpp"
+
 namespace trellis::test {
 
 using namespace std::chrono_literals;
 constexpr auto kWait = 10s;
-
-// Writes back whatever it reads; flushes once per read batch.
-class EchoHandler final : public ChannelInboundHandler {
- public:
-  bool is_sharable() const noexcept override { return true; }
-  void channel_read(ChannelHandlerContext& ctx, Message msg) override { ctx.write(std::move(msg)); }
-  void channel_read_complete(ChannelHandlerContext& ctx) override { ctx.flush(); }
-  void exception_caught(ChannelHandlerContext& ctx, std::exception_ptr) override { ctx.close(); }
-};
 
 // Collects the bytes a channel reads; completes `done` once `expected` bytes arrived.
 class CollectHandler final : public ChannelInboundHandler {

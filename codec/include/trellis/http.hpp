@@ -14,6 +14,7 @@
 #include <trellis/codec/http/http_head_writer.hpp>
 #include <trellis/codec/http/http_headers.hpp>
 #include <trellis/codec/http/http_message.hpp>
+#include <trellis/codec/http/http_method_queue.hpp>
 #include <trellis/codec/http/http_object_aggregator.hpp>
 #include <trellis/codec/http/http_parser.hpp>
 #include <trellis/codec/http/http_response_encoder.hpp>

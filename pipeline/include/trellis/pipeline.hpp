@@ -16,6 +16,7 @@
 #include <trellis/pipeline/channel_group_error.hpp>
 #include <trellis/pipeline/channel_handler.hpp>
 #include <trellis/pipeline/channel_handler_context.hpp>
+#include <trellis/pipeline/channel_handler_mask.hpp>
 #include <trellis/pipeline/channel_id.hpp>
 #include <trellis/pipeline/channel_initializer.hpp>
 #include <trellis/pipeline/channel_matcher.hpp>

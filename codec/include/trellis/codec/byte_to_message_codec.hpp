@@ -7,19 +7,25 @@
 
 namespace trellis::codec {
 
-// Subclasses implement decode (and optionally decode_last) with ByteToMessageDecoder's loop
-// rules, and encode with MessageToByteEncoder's. Inbound and outbound state are separate objects
-// inside, so the two halves behave exactly like the stand-alone handlers.
+/// One duplex handler that decodes bytes into messages and encodes written T into bytes.
+/// Subclasses implement decode (and optionally decode_last) with ByteToMessageDecoder's loop
+/// rules, and encode with MessageToByteEncoder's. Inbound and outbound state are separate objects
+/// inside, so the two halves behave exactly like the stand-alone handlers.
 template <class T>
 class ByteToMessageCodec : public ChannelDuplexHandler {
  public:
+  /// The output list decode() appends to (see ByteToMessageDecoder::Out).
   using Out = ByteToMessageDecoder::Out;
 
   ByteToMessageCodec() : decoder_(*this), encoder_(*this) {}
 
-  // The decoder half's settings (see ByteToMessageDecoder).
+  /// The decoder half's settings (see ByteToMessageDecoder).
   ByteToMessageDecoder& decoder() noexcept { return decoder_; }
 
+  /// @name Handler callbacks
+  ///@{
+
+  /// Inbound events go to the decoder half, writes to the encoder half.
   void channel_read(ChannelHandlerContext& ctx, Message msg) override {
     decoder_.channel_read(ctx, std::move(msg));
   }
@@ -34,13 +40,19 @@ class ByteToMessageCodec : public ChannelDuplexHandler {
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
     encoder_.write(ctx, std::move(msg), std::move(promise));
   }
+  ///@}
 
  protected:
+  /// Decodes from `in` into `out` (ByteToMessageDecoder::decode's loop rules).
   virtual void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) = 0;
+  /// Called once when the input ends (see ByteToMessageDecoder::decode_last); default: decode()
+  /// once if bytes are left.
   virtual void decode_last(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) {
     if (in.is_readable()) decode(ctx, in, out);
   }
+  /// Encodes msg into `out` (MessageToByteEncoder::encode's rules).
   virtual void encode(ChannelHandlerContext& ctx, T msg, ByteBuf& out) = 0;
+  /// Whether a written message is encoded (default: it holds a T); others pass on untouched.
   virtual bool accept_outbound_message(const Message& msg) const { return msg.is<T>(); }
 
  private:

@@ -13,98 +13,107 @@
 
 namespace trellis::codec {
 
-// How a new inbound buffer joins the bytes still waiting to be decoded. Both return the new
-// cumulation; `cumulation` may be empty (nothing pending), in which case `in` is adopted as is
-// (no copy). Stateless function pointers: choosing one costs nothing per read.
-//
-// - merge_cumulator (the default): appends `in` into the cumulation in place when this decoder
-//   owns the cumulation's storage alone and it may grow; otherwise copies both into a new buffer
-//   with room to spare. Amortised O(1) per byte: the right choice for frames arriving in pieces.
-// - composite_cumulator: never writes into the pending buffer or grows it; the pieces are
-//   gathered in a CompositeByteBuf and consolidated into one exactly sized buffer. Use it when
-//   the inbound buffers are shared elsewhere (or read-only by contract) and should not be
-//   over-allocated. decode() always sees contiguous bytes, whichever is chosen.
+/// How a new inbound buffer joins the bytes still waiting to be decoded. Both return the new
+/// cumulation; `cumulation` may be empty (nothing pending), in which case `in` is adopted as is
+/// (no copy). Stateless function pointers: choosing one costs nothing per read.
+///
+/// - merge_cumulator (the default): appends `in` into the cumulation in place when this decoder
+///   owns the cumulation's storage alone and it may grow; otherwise copies both into a new buffer
+///   with room to spare. Amortised O(1) per byte: the right choice for frames arriving in pieces.
+/// - composite_cumulator: never writes into the pending buffer or grows it; the pieces are
+///   gathered in a CompositeByteBuf and consolidated into one exactly sized buffer. Use it when
+///   the inbound buffers are shared elsewhere (or read-only by contract) and should not be
+///   over-allocated. decode() always sees contiguous bytes, whichever is chosen.
 using Cumulator = ByteBuf (*)(ByteBufAllocator& alloc, ByteBuf&& cumulation, ByteBuf&& in);
+/// The default Cumulator: appends in place when it can, else copies into a larger buffer.
 ByteBuf merge_cumulator(ByteBufAllocator& alloc, ByteBuf&& cumulation, ByteBuf&& in);
+/// The Cumulator that never writes into or grows the pending buffer.
 ByteBuf composite_cumulator(ByteBufAllocator& alloc, ByteBuf&& cumulation, ByteBuf&& in);
 
-// Subclasses implement decode(): read what they can from `in` (advancing its reader index) and
-// append complete messages to `out`. The loop rules:
-// - decode() is called again while `in` is readable and the last call consumed bytes;
-// - a call that consumes nothing and produces nothing stops the loop (waiting for more bytes);
-// - a call that produces messages without consuming anything throws DecoderError (it would
-//   loop forever otherwise);
-// - in single_decode mode the loop stops after the first message.
-// Messages in `out` are fired (channel_read) before the next decode() call and at the end of the
-// read, so a decoder that removes itself mid-stream hands the rest of the bytes on in order.
-// An exception thrown by decode() reaches exception_caught of the next handlers as a DecoderError
-// (other exceptions are wrapped, nested, as with std::throw_with_nested); messages decoded before
-// it are still fired.
-//
-// Zero copy: produce frames with in.read_slice(n); they share the cumulation's storage.
-// Steady state allocates nothing: `out` comes from a per-thread pool and a read that decodes to
-// completion drops the cumulation without copying anything.
-//
-// Not sharable (the cumulation is per channel). Non-ByteBuf messages pass through untouched.
+/// The base of every stream decoder: gathers inbound ByteBufs into one cumulation and calls
+/// decode() in a loop while it makes progress (Netty's semantics). On the channel's loop.
+///
+/// Subclasses implement decode(): read what they can from `in` (advancing its reader index) and
+/// append complete messages to `out`. The loop rules:
+/// - decode() is called again while `in` is readable and the last call consumed bytes;
+/// - a call that consumes nothing and produces nothing stops the loop (waiting for more bytes);
+/// - a call that produces messages without consuming anything throws DecoderError (it would
+///   loop forever otherwise);
+/// - in single_decode mode the loop stops after the first message.
+/// Messages in `out` are fired (channel_read) before the next decode() call and at the end of the
+/// read, so a decoder that removes itself mid-stream hands the rest of the bytes on in order.
+/// An exception thrown by decode() reaches exception_caught of the next handlers as a DecoderError
+/// (other exceptions are wrapped, nested, as with std::throw_with_nested); messages decoded before
+/// it are still fired.
+///
+/// Zero copy: produce frames with in.read_slice(n); they share the cumulation's storage.
+/// Steady state allocates nothing: `out` comes from a per-thread pool and a read that decodes to
+/// completion drops the cumulation without copying anything.
+///
+/// Not sharable (the cumulation is per channel). Non-ByteBuf messages pass through untouched.
 class ByteToMessageDecoder : public ChannelInboundHandler {
  public:
-  // The output list decode() appends to (pooled per thread; do not keep a reference to it).
+  /// The output list decode() appends to (pooled per thread; do not keep a reference to it).
   using Out = std::vector<Message>;
 
-  // Netty's default: after this many reads that left bytes pending, the read part of the
-  // cumulation is discarded to bound its growth.
+  /// Netty's default: after this many reads that left bytes pending, the read part of the
+  /// cumulation is discarded to bound its growth.
   static constexpr int kDefaultDiscardAfterReads = 16;
 
   ByteToMessageDecoder() = default;
 
-  // The cumulator used for the following reads (merge_cumulator by default).
+  /// The cumulator used for the following reads (merge_cumulator by default).
   void set_cumulator(Cumulator cumulator) noexcept { cumulator_ = cumulator; }
-  // In single_decode mode at most one message is decoded per channel_read (useful to hand the
-  // rest of the stream to another handler after an upgrade).
+  /// In single_decode mode at most one message is decoded per channel_read (useful to hand the
+  /// rest of the stream to another handler after an upgrade).
   void set_single_decode(bool single) noexcept { single_decode_ = single; }
+  /// True in single_decode mode.
   bool is_single_decode() const noexcept { return single_decode_; }
-  // After how many reads with bytes left pending the read bytes are discarded (> 0).
+  /// After how many reads with bytes left pending the read bytes are discarded (> 0).
   void set_discard_after_reads(int n);
 
-  // The bytes received but not decoded yet.
+  /// The bytes received but not decoded yet.
   std::size_t actual_readable_bytes() const noexcept { return cumulation_.readable_bytes(); }
 
+  /// Adds a ByteBuf to the cumulation and runs the decode loop (other messages pass on).
   void channel_read(ChannelHandlerContext& ctx, Message msg) override;
+  /// Passes the event on; asks for more input when nothing was decoded and auto_read is off.
   void channel_read_complete(ChannelHandlerContext& ctx) override;
-  // Decodes what is left (decode, then decode_last), fires it, then channel_inactive.
+  /// Decodes what is left (decode, then decode_last), fires it, then channel_inactive.
   void channel_inactive(ChannelHandlerContext& ctx) override;
-  // On ChannelInputShutdownEvent runs decode_last like channel_inactive (the channel stays open).
+  /// On ChannelInputShutdownEvent runs decode_last like channel_inactive (the channel stays open).
   void user_event_triggered(ChannelHandlerContext& ctx, Message event) override;
-  // Fires the bytes not decoded yet (and channel_read_complete) to the next handler, then calls
-  // handler_removed0. When removed from inside decode(), this waits until decode() returned.
+  /// Fires the bytes not decoded yet (and channel_read_complete) to the next handler, then calls
+  /// handler_removed0. When removed from inside decode(), this waits until decode() returned.
   void handler_removed(ChannelHandlerContext& ctx) final;
 
  protected:
-  // Decodes from `in` into `out`; see the loop rules above.
+  /// Decodes from `in` into `out`; see the loop rules above.
   virtual void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) = 0;
-  // Called once when the input ends (channel inactive or input shut down), after the decode loop
-  // ran on what was left; `in` may be empty. Default: decode() once if bytes are left, so a
-  // decoder that needs no end-of-stream treatment need not override it.
+  /// Called once when the input ends (channel inactive or input shut down), after the decode loop
+  /// ran on what was left; `in` may be empty. Default: decode() once if bytes are left, so a
+  /// decoder that needs no end-of-stream treatment need not override it.
   virtual void decode_last(ChannelHandlerContext& ctx, ByteBuf& in, Out& out);
-  // Hook for subclasses after the leftover bytes were handed on in handler_removed.
+  /// Hook for subclasses after the leftover bytes were handed on in handler_removed.
   virtual void handler_removed0(ChannelHandlerContext& ctx);
 
-  // Stream offset of `in`'s reader index (bytes decoded on this channel before it), for the
-  // position of a DecoderError. Valid for the `in` passed to decode/decode_last.
+  /// Stream offset of `in`'s reader index (bytes decoded on this channel before it), for the
+  /// position of a DecoderError. Valid for the `in` passed to decode/decode_last.
   std::int64_t stream_position(const ByteBuf& in) const noexcept {
     return base_offset_ + static_cast<std::int64_t>(in.reader_index());
   }
 
-  // The decode loop over `in`, firing `out` as it goes. Public to subclasses for codecs that
-  // drive decoding themselves.
+  /// The decode loop over `in`, firing `out` as it goes. Public to subclasses for codecs that
+  /// drive decoding themselves.
   void call_decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out);
-  // Runs the decode loop again over the bytes still pending (for a decoder that stopped of its
-  // own accord, e.g. while the channel was unwritable), fires what comes out, and then
-  // channel_read_complete if anything did.
+  /// Runs the decode loop again over the bytes still pending (for a decoder that stopped of its
+  /// own accord, e.g. while the channel was unwritable), fires what comes out, and then
+  /// channel_read_complete if anything did.
   void decode_pending(ChannelHandlerContext& ctx);
-  // While held, channel_read_complete does not ask for more input when auto_read is off (a
-  // decoder that stopped reading on purpose does not want the bytes that a read() would bring).
+  /// While held, channel_read_complete does not ask for more input when auto_read is off (a
+  /// decoder that stopped reading on purpose does not want the bytes that a read() would bring).
   void set_input_held(bool held) noexcept { input_held_ = held; }
+  /// True while input is held (see set_input_held).
   bool is_input_held() const noexcept { return input_held_; }
 
  private:

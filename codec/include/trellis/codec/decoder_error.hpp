@@ -8,7 +8,7 @@
 
 namespace trellis::codec {
 
-// A decoder met input it cannot decode. position() is the stream offset (or -1 when unknown).
+/// A decoder met input it cannot decode. position() is the stream offset (or -1 when unknown).
 class DecoderError : public Error {
  public:
   explicit DecoderError(const std::string& what, std::int64_t position = -1);
@@ -18,13 +18,13 @@ class DecoderError : public Error {
   std::int64_t position_;
 };
 
-// A frame (line, length-prefixed frame, header block...) exceeds the decoder's limit.
+/// A frame (line, length-prefixed frame, header block...) exceeds the decoder's limit.
 class TooLongFrameError : public DecoderError {
  public:
   using DecoderError::DecoderError;
 };
 
-// An encoder was handed a message it cannot encode.
+/// An encoder was handed a message it cannot encode.
 class EncoderError : public Error {
  public:
   using Error::Error;

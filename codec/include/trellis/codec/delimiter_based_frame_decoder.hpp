@@ -13,15 +13,15 @@
 
 namespace trellis::codec {
 
-// {"\r\n", "\n"}: with exactly these, the decoder works like LineBasedFrameDecoder.
+/// {"\r\n", "\n"}: with exactly these, the decoder works like LineBasedFrameDecoder.
 std::vector<std::string> line_delimiter();
-// {"\0"}: NUL-terminated frames (Flash XML socket, STOMP).
+/// {"\0"}: NUL-terminated frames (Flash XML socket, STOMP).
 std::vector<std::string> nul_delimiter();
 
-// The frame ends at the delimiter that comes first in the stream (the shortest frame). A frame
-// longer than max_frame_length is discarded up to and including its delimiter, and a
-// TooLongFrameError is fired to exception_caught: at once when fail_fast (the default, as in
-// Netty), else once the delimiter is found. InvalidArgumentError for no delimiter or an empty one.
+/// The frame ends at the delimiter that comes first in the stream (the shortest frame). A frame
+/// longer than max_frame_length is discarded up to and including its delimiter, and a
+/// TooLongFrameError is fired to exception_caught: at once when fail_fast (the default, as in
+/// Netty), else once the delimiter is found. InvalidArgumentError for no delimiter or an empty one.
 class DelimiterBasedFrameDecoder : public ByteToMessageDecoder {
  public:
   DelimiterBasedFrameDecoder(std::size_t max_frame_length, std::vector<std::string> delimiters)

@@ -7,7 +7,7 @@
 
 namespace trellis::codec {
 
-// Frames are slices of the cumulation (no copy). InvalidArgumentError for a length of 0.
+/// Frames are slices of the cumulation (no copy). InvalidArgumentError for a length of 0.
 class FixedLengthFrameDecoder : public ByteToMessageDecoder {
  public:
   explicit FixedLengthFrameDecoder(std::size_t frame_length);

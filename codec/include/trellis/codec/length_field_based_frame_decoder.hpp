@@ -10,16 +10,16 @@
 
 namespace trellis::codec {
 
-// A frame is [length_field_offset bytes][length field][...]: the length field (1, 2, 3, 4 or 8
-// bytes, in `byte_order`) plus length_adjustment is the number of bytes after the length field;
-// the first initial_bytes_to_strip bytes of the frame are dropped and the rest is the output
-// frame (a slice of the cumulation). See Netty's javadoc; every example there is in the tests.
-//
-// A frame longer than max_frame_length is skipped (discard mode, possibly over several reads)
-// and a TooLongFrameError is thrown: when its length is read if fail_fast, else once it has been
-// skipped. A negative length field (8 bytes), an adjusted length that ends inside the length
-// field or one shorter than initial_bytes_to_strip is a DecoderError (the offending bytes are
-// skipped, so decoding goes on after them).
+/// A frame is [length_field_offset bytes][length field][...]: the length field (1, 2, 3, 4 or 8
+/// bytes, in `byte_order`) plus length_adjustment is the number of bytes after the length field;
+/// the first initial_bytes_to_strip bytes of the frame are dropped and the rest is the output
+/// frame (a slice of the cumulation). See Netty's javadoc; every example there is in the tests.
+///
+/// A frame longer than max_frame_length is skipped (discard mode, possibly over several reads)
+/// and a TooLongFrameError is thrown: when its length is read if fail_fast, else once it has been
+/// skipped. A negative length field (8 bytes), an adjusted length that ends inside the length
+/// field or one shorter than initial_bytes_to_strip is a DecoderError (the offending bytes are
+/// skipped, so decoding goes on after them).
 class LengthFieldBasedFrameDecoder : public ByteToMessageDecoder {
  public:
   LengthFieldBasedFrameDecoder(std::size_t max_frame_length, std::size_t length_field_offset,
@@ -29,7 +29,7 @@ class LengthFieldBasedFrameDecoder : public ByteToMessageDecoder {
 
  protected:
   void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
-  // The length field's value; override for an unusual encoding (varints, ASCII digits...).
+  /// The length field's value; override for an unusual encoding (varints, ASCII digits...).
   virtual std::int64_t get_unadjusted_frame_length(const ByteBuf& in, std::size_t offset,
                                                    std::size_t length, std::endian order) const;
 

@@ -8,10 +8,10 @@
 
 namespace trellis::codec {
 
-// Frames are slices of the cumulation, without the delimiter when strip_delimiter.
-// A line longer than max_length (delimiter excluded) is discarded up to and including its
-// delimiter, and a TooLongFrameError is fired to exception_caught (decoding goes on with the next
-// line): as soon as the limit is passed when fail_fast, else once the delimiter is seen.
+/// Frames are slices of the cumulation, without the delimiter when strip_delimiter.
+/// A line longer than max_length (delimiter excluded) is discarded up to and including its
+/// delimiter, and a TooLongFrameError is fired to exception_caught (decoding goes on with the next
+/// line): as soon as the limit is passed when fail_fast, else once the delimiter is seen.
 class LineBasedFrameDecoder : public ByteToMessageDecoder {
  public:
   explicit LineBasedFrameDecoder(std::size_t max_length, bool strip_delimiter = true,

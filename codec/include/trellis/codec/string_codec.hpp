@@ -9,8 +9,8 @@
 
 namespace trellis::codec {
 
-// Each inbound ByteBuf becomes a std::string of its readable bytes. Put it after a frame
-// decoder: it does not frame by itself. Sharable.
+/// Each inbound ByteBuf becomes a std::string of its readable bytes. Put it after a frame
+/// decoder: it does not frame by itself. Sharable.
 class StringDecoder : public MessageToMessageDecoder<ByteBuf> {
  public:
   bool is_sharable() const noexcept override { return true; }
@@ -19,8 +19,8 @@ class StringDecoder : public MessageToMessageDecoder<ByteBuf> {
   void decode(ChannelHandlerContext& ctx, ByteBuf msg, std::vector<Message>& out) override;
 };
 
-// Each written std::string or std::string_view (string literals become std::string in a Message)
-// goes out as a ByteBuf of its bytes; the write's promise goes with it. Sharable.
+/// Each written std::string or std::string_view (string literals become std::string in a Message)
+/// goes out as a ByteBuf of its bytes; the write's promise goes with it. Sharable.
 class StringEncoder : public ChannelOutboundHandler {
  public:
   bool is_sharable() const noexcept override { return true; }

@@ -24,35 +24,35 @@ struct Redirects;
 class HttpClient {
  public:
   explicit HttpClient(EventLoopGroup& group, HttpClientOptions options = {});
-  // Closes every connection (requests in flight fail with ConnectionClosedError) and waits
-  // (bounded) for the pools' loops to have done so. Not from one of the group's threads.
+  /// Closes every connection (requests in flight fail with ConnectionClosedError) and waits
+  /// (bounded) for the pools' loops to have done so. Not from one of the group's threads.
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // Sends request and completes with the whole response (1xx interim responses skipped). The
-  // destination is the request's target when it is an absolute http:// URL (sent in origin
-  // form), else its Host header. A Host header is added when missing. The future belongs to
-  // the connection's loop. Fails with ConnectError, TimeoutError, ConnectionClosedError,
-  // codec::DecoderError (a malformed response), UrlError (no usable destination),
-  // TooManyRedirectsError (with follow_redirects).
+  /// Sends request and completes with the whole response (1xx interim responses skipped). The
+  /// destination is the request's target when it is an absolute http:// URL (sent in origin
+  /// form), else its Host header. A Host header is added when missing. The future belongs to
+  /// the connection's loop. Fails with ConnectError, TimeoutError, ConnectionClosedError,
+  /// codec::DecoderError (a malformed response), UrlError (no usable destination),
+  /// TooManyRedirectsError (with follow_redirects).
   Future<FullHttpResponse> execute(FullHttpRequest request);
-  // A request without a body.
+  /// A request without a body.
   Future<FullHttpResponse> execute(HttpRequest request);
-  // GET url.
+  /// GET url.
   Future<FullHttpResponse> get(std::string_view url);
 
-  // The coroutine form of execute: `FullHttpResponse r = co_await client.request(req);`. It
-  // awaits the engine's future: on the connection's loop it resumes inline, elsewhere on the
-  // awaiting task's executor.
+  /// The coroutine form of execute: `FullHttpResponse r = co_await client.request(req);`. It
+  /// awaits the engine's future: on the connection's loop it resumes inline, elsewhere on the
+  /// awaiting task's executor.
   Task<FullHttpResponse> request(FullHttpRequest request);
   Task<FullHttpResponse> request(HttpRequest request);
 
-  // The streaming form: completes with the response head once it arrived, and the body is read
-  // as it comes, `while (auto chunk = co_await response.body().next()) ...`, back-pressured (the
-  // connection stops reading while a few chunks wait for the reader). The connection goes back
-  // to the pool once the body was read to its end; a response dropped before that closes it.
-  // request_timeout runs until the head; redirects are not followed (the 3xx is returned).
+  /// The streaming form: completes with the response head once it arrived, and the body is read
+  /// as it comes, `while (auto chunk = co_await response.body().next()) ...`, back-pressured (the
+  /// connection stops reading while a few chunks wait for the reader). The connection goes back
+  /// to the pool once the body was read to its end; a response dropped before that closes it.
+  /// request_timeout runs until the head; redirects are not followed (the 3xx is returned).
   Task<StreamingHttpResponse> request_streaming(FullHttpRequest request);
   Task<StreamingHttpResponse> request_streaming(HttpRequest request);
 

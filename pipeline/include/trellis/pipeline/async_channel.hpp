@@ -253,22 +253,23 @@ class AsyncWriteAllAwaiter final : public AsyncWriteAwaiterBase {
 
 }  // namespace detail
 
-// The inbound side: co_await next() for each message.
+/// The inbound side of an AsyncChannel: `co_await next()` for each message. Used on the
+/// channel's event loop.
 template <class In>
 class AsyncChannelInbound {
  public:
-  // The next message that reached the pipeline's tail, as In; nullopt once the stream ended (the
-  // channel went inactive, or its input was shut down under half-closure). An exception that
-  // reached the tail is thrown here, in order with the messages; a message of another type
-  // throws WrongTypeError naming both types (the message is dropped, the stream goes on). One
-  // task at a time may await next(), on the channel's event loop.
+  /// The next message that reached the pipeline's tail, as In; nullopt once the stream ended (the
+  /// channel went inactive, or its input was shut down under half-closure). An exception that
+  /// reached the tail is thrown here, in order with the messages; a message of another type
+  /// throws WrongTypeError naming both types (the message is dropped, the stream goes on). One
+  /// task at a time may await next(), on the channel's event loop.
   detail::NextAwaiter<In> next() {
     handler_->check_on_loop("next()");
     return detail::NextAwaiter<In>(*handler_);
   }
-  // Messages (and exceptions) received and not yet taken by next().
+  /// Messages (and exceptions) received and not yet taken by next().
   std::size_t buffered() const noexcept { return handler_->buffered(); }
-  // True while back-pressure has stopped the channel reading.
+  /// True while back-pressure has stopped the channel reading.
   bool reading_paused() const noexcept { return handler_->reading_paused(); }
 
  private:
@@ -279,24 +280,26 @@ class AsyncChannelInbound {
   detail::AsyncChannelHandler* handler_;
 };
 
-// The outbound side: awaited writes through the whole pipeline (from its tail).
+/// The outbound side of an AsyncChannel: awaited writes through the whole pipeline (from its
+/// tail), on the channel's event loop (IllegalStateError elsewhere). A write fails with the
+/// write's failure (ClosedChannelError once closed); a cancelled task gets CancelledError.
 template <class Out>
 class AsyncChannelOutbound {
  public:
-  // Writes and flushes value; completes when the write completed (its failure is thrown). Waits
-  // first while the channel is unwritable.
+  /// Writes and flushes value; completes when the write completed (its failure is thrown). Waits
+  /// first while the channel is unwritable.
   detail::AsyncWriteAwaiter write(Out value) {
     handler_->check_on_loop("write()");
     return detail::AsyncWriteAwaiter(*handler_, Message(std::move(value)));
   }
-  // Writes every element (moved out of an rvalue range, copied from an lvalue one) with one
-  // flush; completes when they completed.
+  /// Writes every element (moved out of an rvalue range, copied from an lvalue one) with one
+  /// flush; completes when they completed.
   template <std::ranges::forward_range R>
   detail::AsyncWriteAllAwaiter<R, Out> write_all(R&& range) {
     handler_->check_on_loop("write_all()");
     return detail::AsyncWriteAllAwaiter<R, Out>(*handler_, std::forward<R>(range));
   }
-  // Shuts the output down (half-close: the peer reads the end of stream, our input stays open).
+  /// Shuts the output down (half-close: the peer reads the end of stream, our input stays open).
   Future<void> finish() { return handler_->channel().shutdown_output(); }
 
  private:
@@ -308,26 +311,36 @@ class AsyncChannelOutbound {
   detail::AsyncChannelHandler* handler_;
 };
 
+/// A channel seen from coroutines (as SwiftNIO's NIOAsyncChannel): an inbound stream of the
+/// messages of type `In` that reach the pipeline's tail, and an outbound writer of `Out`
+/// messages. It resumes tasks inline on the channel's loop and allocates nothing per message in
+/// steady state. Threading: use it from tasks on the channel's event loop (see event_loop()).
+/// When the channel is owned by a shared_ptr it may be destroyed on any thread (the bridge is
+/// taken out on the loop).
 template <class In, class Out>
 class AsyncChannel {
  public:
+  /// The inbound side's type.
   using Inbound = AsyncChannelInbound<In>;
+  /// The outbound side's type.
   using Outbound = AsyncChannelOutbound<Out>;
 
-  // Installs the bridge at the tail of channel's pipeline, on the channel's event loop
-  // (IllegalStateError elsewhere), and turns auto_read on: reading is paced by the inbound
-  // watermarks from now on. Keeps the channel alive (when it is owned by a shared_ptr) as long
-  // as this object lives.
+  /// Installs the bridge at the tail of channel's pipeline, on the channel's event loop
+  /// (IllegalStateError elsewhere), and turns auto_read on: reading is paced by the inbound
+  /// watermarks from now on. Keeps the channel alive (when it is owned by a shared_ptr) as long
+  /// as this object lives.
   static AsyncChannel wrap(Channel& channel, AsyncChannelOptions options = {}) {
     return AsyncChannel(detail::install_async_channel_handler(channel, options),
                         channel.shared_owner());
   }
 
+  /// Takes over `o`'s bridge; `o` is left empty.
   AsyncChannel(AsyncChannel&& o) noexcept
       : handler_(std::move(o.handler_)),
         owner_(std::move(o.owner_)),
         inbound_(o.inbound_),
         outbound_(o.outbound_) {}
+  /// Takes the bridge out of the pipeline as the destructor does, then takes over `o`'s.
   AsyncChannel& operator=(AsyncChannel&& o) noexcept {
     if (this != &o) {
       reset();
@@ -340,18 +353,21 @@ class AsyncChannel {
   }
   AsyncChannel(const AsyncChannel&) = delete;
   AsyncChannel& operator=(const AsyncChannel&) = delete;
-  // Takes the bridge out of the pipeline (buffered messages are dropped); does not close.
+  /// Takes the bridge out of the pipeline (buffered messages are dropped); does not close.
   ~AsyncChannel() { reset(); }
 
+  /// The inbound stream.
   Inbound& inbound() noexcept { return inbound_; }
+  /// The outbound writer.
   Outbound& outbound() noexcept { return outbound_; }
+  /// The wrapped channel.
   Channel& channel() const noexcept { return handler_->channel(); }
-  // The channel's event loop: inbound(), outbound(), close() and execute_then_close() are used
-  // from tasks running there, e.g. `ac.event_loop().spawn(serve(std::move(ac)))` for a server's
-  // child, which may live on another loop than the task that accepted it.
+  /// The channel's event loop: inbound(), outbound(), close() and execute_then_close() are used
+  /// from tasks running there, e.g. `ac.event_loop().spawn(serve(std::move(ac)))` for a server's
+  /// child, which may live on another loop than the task that accepted it.
   EventExecutor& event_loop() const noexcept { return handler_->channel().event_loop(); }
 
-  // Closes the channel; the future completes when it is closed.
+  /// Closes the channel; the future completes when it is closed.
   Future<void> close() {
     Channel& ch = channel();
     ChannelPromise promise = ch.new_promise();
@@ -360,8 +376,8 @@ class AsyncChannel {
     return done;
   }
 
-  // Runs body(inbound, outbound) and closes the channel afterwards, whether the body returned or
-  // threw; the body's exception is rethrown after the close, its result returned.
+  /// Runs body(inbound, outbound) and closes the channel afterwards, whether the body returned or
+  /// threw; the body's exception is rethrown after the close, its result returned.
   template <class Body>
   auto execute_then_close(Body body)
       -> Task<typename std::invoke_result_t<Body&, Inbound&, Outbound&>::value_type> {
@@ -396,7 +412,7 @@ class AsyncChannel {
         inbound_(handler_.get()),
         outbound_(handler_.get()) {}
 
-  // Closes; a close failure is kept in error unless it already holds the body's.
+  /// Closes; a close failure is kept in error unless it already holds the body's.
   Task<void> close_keeping(std::exception_ptr& error) {
     try {
       co_await close();
@@ -418,11 +434,11 @@ class AsyncChannel {
           loop.execute([h = std::move(handler), o = std::move(owner)] { h->detach(); });
         }
       } else if (handler->attached()) {
-        // A channel not owned by a shared_ptr is used (and dropped) on its loop by its owner.
+        /// A channel not owned by a shared_ptr is used (and dropped) on its loop by its owner.
         handler->detach();
       }
     } catch (...) {
-      // The loop is gone or refused the work: nothing is left to detach from.
+      /// The loop is gone or refused the work: nothing is left to detach from.
     }
   }
 

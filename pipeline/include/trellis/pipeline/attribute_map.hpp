@@ -17,14 +17,18 @@ namespace detail {
 std::uint32_t next_attribute_key_id() noexcept;
 }
 
-// Keys are usually static constants: `static const AttributeKey<Session> kSession{"session"};`.
-// Two keys with the same name are two different keys.
+/// The key of a channel attribute holding a `T`. Keys are usually static constants:
+/// `static const AttributeKey<Session> kSession{"session"};`. Two keys with the same name are two
+/// different keys.
 template <class T>
 class AttributeKey {
  public:
+  /// A new key, distinct from every other; `name` is for diagnostics.
   explicit AttributeKey(std::string name)
       : name_(std::move(name)), id_(detail::next_attribute_key_id()) {}
+  /// The key's name.
   const std::string& name() const noexcept { return name_; }
+  /// The key's process-unique number.
   std::uint32_t id() const noexcept { return id_; }
 
  private:
@@ -32,21 +36,24 @@ class AttributeKey {
   std::uint32_t id_;
 };
 
-// Thread-safe for adding and removing; a pointer returned by get() stays valid until the
-// attribute is removed or replaced (use the channel's event loop for values that change).
+/// Typed attributes attached to a channel (Netty's AttributeMap). Thread-safe for adding and
+/// removing; a pointer returned by get() stays valid until the attribute is removed or replaced
+/// (use the channel's event loop for values that change).
 class AttributeMap {
  public:
+  /// The value of `key`, or nullptr when it is not set.
   template <class T>
   T* get(const AttributeKey<T>& key) const {
     std::lock_guard lock(mutex_);
     auto* slot = find(key.id());
     return slot ? &slot->template get<T>() : nullptr;
   }
+  /// True when `key` is set.
   template <class T>
   bool has(const AttributeKey<T>& key) const {
     return get(key) != nullptr;
   }
-  // Sets (or replaces) the value and returns it.
+  /// Sets (or replaces) the value, built from `args`, and returns it.
   template <class T, class... Args>
   T& set(const AttributeKey<T>& key, Args&&... args) {
     auto fresh = std::make_unique<Message>(Message::make<T>(std::forward<Args>(args)...));
@@ -59,7 +66,7 @@ class AttributeMap {
     entries_.push_back(Entry{key.id(), std::move(fresh)});
     return entries_.back().value->template get<T>();
   }
-  // The existing value, or a new one built from args (Netty's setIfAbsent).
+  /// The existing value, or a new one built from `args` (Netty's setIfAbsent).
   template <class T, class... Args>
   T& get_or_set(const AttributeKey<T>& key, Args&&... args) {
     {
@@ -72,7 +79,7 @@ class AttributeMap {
     entries_.push_back(Entry{key.id(), std::move(fresh)});
     return entries_.back().value->template get<T>();
   }
-  // Removes the attribute; returns whether it was set.
+  /// Removes the attribute; returns whether it was set.
   template <class T>
   bool remove(const AttributeKey<T>& key) {
     std::unique_ptr<Message> old;

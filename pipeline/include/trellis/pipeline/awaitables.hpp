@@ -111,16 +111,16 @@ class ResumeOnAwaiter {
 
 }  // namespace detail
 
-// Suspends the task for d on its executor's clock (so it obeys virtual time on test loops).
+/// Suspends the task for d on its executor's clock (so it obeys virtual time on test loops).
 template <class Rep, class Period>
 detail::SleepAwaiter sleep_for(std::chrono::duration<Rep, Period> d) noexcept {
   return detail::SleepAwaiter(detail::to_nanos(d));
 }
 
-// Re-queues the task behind the work already queued on its executor.
+/// Re-queues the task behind the work already queued on its executor.
 inline detail::YieldAwaiter yield() noexcept { return {}; }
 
-// Continues the task on executor (and keeps it there after later co_awaits).
+/// Continues the task on executor (and keeps it there after later co_awaits).
 inline detail::ResumeOnAwaiter resume_on(EventExecutor& executor) noexcept {
   return detail::ResumeOnAwaiter(executor);
 }

@@ -94,33 +94,33 @@ class [[nodiscard]] BlockingAwaiter {
 
 }  // namespace detail
 
-// co_await blocking(fn): runs fn where blocking cannot stall the task's executor and returns its
-// result (or rethrows its exception).
-// - On a WorkStealingPool worker: in place. The thread hands its worker role to a cached (or new)
-//   blocker thread and runs fn itself; it keeps running the task as a blocker, so later blocking
-//   calls of the task cost a flag check, until the task next suspends; then the task continues
-//   on the pool and the thread returns to the cache.
-// - On an event loop or any other executor: fn runs on a cached blocker thread (one hop out) and
-//   the task resumes on its executor (one hop back).
-// - With no executor at all (plain code): fn runs inline.
-// Name a capturing lambda on its own line before `co_await blocking(lambda)` (a g++ 12 bug).
+/// co_await blocking(fn): runs fn where blocking cannot stall the task's executor and returns its
+/// result (or rethrows its exception).
+/// - On a WorkStealingPool worker: in place. The thread hands its worker role to a cached (or new)
+///   blocker thread and runs fn itself; it keeps running the task as a blocker, so later blocking
+///   calls of the task cost a flag check, until the task next suspends; then the task continues
+///   on the pool and the thread returns to the cache.
+/// - On an event loop or any other executor: fn runs on a cached blocker thread (one hop out) and
+///   the task resumes on its executor (one hop back).
+/// - With no executor at all (plain code): fn runs inline.
+/// Name a capturing lambda on its own line before `co_await blocking(lambda)` (a g++ 12 bug).
 template <class F>
 detail::BlockingAwaiter<std::decay_t<F>> blocking(F&& fn) {
   return detail::BlockingAwaiter<std::decay_t<F>>(std::forward<F>(fn));
 }
 
-// blocking_section(fn): the synchronous form, for plain code that is about to block (like
-// scala.concurrent.blocking). On a WorkStealingPool worker it hands the worker role off first;
-// nested inside another section, or on a blocker thread, it is a flag check. Elsewhere (an event
-// loop thread, a user thread) it just calls fn: use co_await blocking(fn) on a loop.
+/// blocking_section(fn): the synchronous form, for plain code that is about to block (like
+/// scala.concurrent.blocking). On a WorkStealingPool worker it hands the worker role off first;
+/// nested inside another section, or on a blocker thread, it is a flag check. Elsewhere (an event
+/// loop thread, a user thread) it just calls fn: use co_await blocking(fn) on a loop.
 template <class F>
 decltype(auto) blocking_section(F&& fn) {
   if (!detail::thread_may_block()) detail::enter_blocking_section();
   return std::invoke(std::forward<F>(fn));
 }
 
-// The process-wide blocker threads used by blocking() on executors that cannot hand off their
-// role (event loops, ThreadPoolExecutor): keep-alive 60 s, at most 512 threads.
+/// The process-wide blocker threads used by blocking() on executors that cannot hand off their
+/// role (event loops, ThreadPoolExecutor): keep-alive 60 s, at most 512 threads.
 detail::BlockerCache& default_blocker_cache();
 
 }  // namespace trellis

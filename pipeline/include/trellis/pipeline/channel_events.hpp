@@ -4,11 +4,11 @@
 
 namespace trellis {
 
-// The peer shut down its output (we read EOF) while our output stays open (half-closure).
+/// The peer shut down its output (we read EOF) while our output stays open (half-closure).
 struct ChannelInputShutdownEvent {};
-// Fired after the last channel_read_complete of a half-closed input.
+/// Fired after the last channel_read_complete of a half-closed input.
 struct ChannelInputShutdownReadComplete {};
-// Our output was shut down (shutdown_output or a write failure on a half-closed socket).
+/// Our output was shut down (shutdown_output or a write failure on a half-closed socket).
 struct ChannelOutputShutdownEvent {};
 
 }  // namespace trellis

@@ -34,6 +34,9 @@ ScheduledFuture<R> schedule_on(EventExecutor* ex, std::int64_t delay, std::int64
 }
 }  // namespace detail
 
+// The definitions of EventExecutor's templated members (declared and documented in
+// detail/event_executor_fwd.hpp); Doxygen skips them.
+/// @cond
 inline Future<void> EventExecutor::shutdown_gracefully(std::chrono::nanoseconds quiet_period,
                                                        std::chrono::nanoseconds timeout) {
   return do_shutdown_gracefully(quiet_period, timeout);
@@ -96,5 +99,6 @@ Future<T> EventExecutor::spawn(Task<T> task) {
   }
   return future;
 }
+/// @endcond
 
 }  // namespace trellis

@@ -68,34 +68,51 @@ class FutureAwaiter : private CompletionNode {
 };
 }  // namespace detail
 
+/// The read side of an asynchronous result that belongs to an executor (made by a Promise, an
+/// executor's `submit`/`schedule`/`spawn`, or a channel operation's ChannelPromise). Copies share
+/// one result.
+///
+/// Threading: every member may be called from any thread. Listeners run on the owning executor
+/// (inline when already on it); `co_await` resumes the awaiting task on its own executor.
+///
+/// Errors: get() throws the failure (CancelledError when cancelled); blocking on the owning
+/// executor's thread while the future is pending throws BlockingOperationError.
 template <class T>
 class Future {
  public:
+  /// The result type.
   using value_type = T;
 
+  /// An invalid future (valid() is false); only assignment and valid() may be used.
   Future() noexcept = default;
+  /// Internal: a future over a shared state (made by Promise and the executors).
   explicit Future(detail::StateRef<detail::FutureState<T>> state) noexcept
       : state_(std::move(state)) {}
 
+  /// True when the future refers to a result (not default-constructed).
   bool valid() const noexcept { return static_cast<bool>(state_); }
+  /// True once completed: succeeded, failed or cancelled.
   bool is_done() const noexcept { return state_->is_done(); }
+  /// True once completed successfully.
   bool is_success() const noexcept { return state_->is_success(); }
+  /// True once cancelled.
   bool is_cancelled() const noexcept { return state_->is_cancelled(); }
-  // The failure, a CancelledError when cancelled, nullptr while pending or after success.
+  /// The failure, a CancelledError when cancelled, nullptr while pending or after success.
   std::exception_ptr cause() const noexcept { return state_->cause(); }
+  /// The executor listeners run on (nullptr: on the completing thread).
   EventExecutor* executor() const noexcept { return state_->executor(); }
 
-  // Cancels the operation if it has not completed; returns whether this call cancelled it.
+  /// Cancels the operation if it has not completed; returns whether this call cancelled it.
   bool cancel() noexcept { return state_->cancel(); }
 
-  // Blocks until done (not allowed on the owning executor's thread while pending: that throws
-  // BlockingOperationError), then returns the value or throws the failure.
+  /// Blocks until done (not allowed on the owning executor's thread while pending: that throws
+  /// BlockingOperationError), then returns the value or throws the failure.
   decltype(auto) get() const& {
     state_->wait();
     state_->rethrow_if_failed();
     if constexpr (!std::is_void_v<T>) return static_cast<const T&>(state_->value());
   }
-  // As get(), moving the value out when this is the only reference to the result.
+  /// As get(), moving the value out when this is the only reference to the result.
   T get() && {
     state_->wait();
     state_->rethrow_if_failed();
@@ -106,14 +123,16 @@ class Future {
       return std::move(state_->value());
     }
   }
+  /// Blocks until done (BlockingOperationError on the owning executor's thread while pending).
   void wait() const { state_->wait(); }
+  /// Blocks until done or `timeout` elapsed; returns whether it is done.
   template <class Rep, class Period>
   bool wait_for(std::chrono::duration<Rep, Period> timeout) const {
     return state_->wait_for(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
   }
 
-  // Calls fn(const Future<T>&) once the future is done, on the owning executor (inline if done
-  // and already on it).
+  /// Calls `fn(const Future<T>&)` once the future is done, on the owning executor (inline if done
+  /// and already on it). Returns this future.
   template <class F>
   const Future& add_listener(F&& fn) const {
     using Fn = std::decay_t<F>;
@@ -134,9 +153,12 @@ class Future {
     return *this;
   }
 
+  /// `co_await future`: the value, or the failure thrown; the task resumes on its own executor.
   auto operator co_await() const& noexcept { return detail::FutureAwaiter<T>(*this); }
+  /// `co_await std::move(future)`: as above, moving the value out.
   auto operator co_await() && noexcept { return detail::FutureAwaiter<T>(std::move(*this)); }
 
+  /// Internal: the shared state.
   detail::FutureState<T>* state() const noexcept { return state_.get(); }
 
  private:

@@ -125,18 +125,24 @@ struct AdoptRef {};
 inline constexpr AdoptRef kAdoptRef{};
 }  // namespace detail
 
+/// The future of a task scheduled on an executor's clock (EventExecutor::schedule and the
+/// periodic variants): a Future<R> that also knows its deadline. cancel() takes the task off
+/// the queue. Any thread may use it.
 template <class R>
 class ScheduledFuture : public Future<R> {
  public:
+  /// An invalid future.
   ScheduledFuture() noexcept = default;
+  /// Internal: the future of `task`, adding a reference.
   explicit ScheduledFuture(detail::ScheduledTask<R>* task) noexcept
       : Future<R>(detail::StateRef<detail::FutureState<R>>(task, true)), task_(task) {}
+  /// Internal: the future of `task`, taking over a reference the caller holds.
   ScheduledFuture(detail::ScheduledTask<R>* task, detail::AdoptRef) noexcept
       : Future<R>(detail::StateRef<detail::FutureState<R>>(task, false)), task_(task) {}
 
-  // The deadline on the executor's clock (current_time_nanos()).
+  /// The deadline on the executor's clock (`current_time_nanos()`).
   std::int64_t deadline_nanos() const noexcept { return task_->deadline_nanos(); }
-  // Time left until the deadline on the executor's clock; 0 once due.
+  /// Time left until the deadline on the executor's clock, in nanoseconds; 0 once due.
   std::int64_t delay_nanos() const noexcept {
     auto d = task_->deadline_nanos() - task_->scheduler()->current_time_nanos();
     return d > 0 ? d : 0;

@@ -104,16 +104,30 @@ class TaskPromise<void> : public TaskPromiseBase {
 
 }  // namespace detail
 
+/// A lazy coroutine returning `T`: it runs when awaited by another task (which resumes when it
+/// ends, by symmetric transfer) or when spawned on an executor (EventExecutor::spawn,
+/// ChannelHandlerContext::spawn), whose Future then carries its result. A spawned task and the
+/// tasks it awaits run on the spawning executor, resumed there after each `co_await`. A task is
+/// move-only and owns its coroutine frame until it runs. Errors: an exception escaping the body
+/// is rethrown to the awaiting task (or fails the spawned future); a cancelled task gets
+/// CancelledError at its next cancellation point (sleep_for, yield, channel reads and writes).
 template <class T = void>
 class [[nodiscard]] Task {
  public:
+  /// The coroutine promise type (for the compiler).
   using promise_type = detail::TaskPromise<T>;
+  /// The coroutine handle type.
   using handle_type = std::coroutine_handle<promise_type>;
+  /// The result type.
   using value_type = T;
 
+  /// An empty task (valid() is false).
   Task() noexcept = default;
+  /// Internal: owns the coroutine `h` (made by the promise type).
   explicit Task(handle_type h) noexcept : handle_(h) {}
+  /// Takes `o`'s coroutine; `o` becomes empty.
   Task(Task&& o) noexcept : handle_(std::exchange(o.handle_, {})) {}
+  /// Destroys the owned coroutine (if any) and takes `o`'s.
   Task& operator=(Task&& o) noexcept {
     if (this != &o) {
       if (handle_) handle_.destroy();
@@ -127,13 +141,18 @@ class [[nodiscard]] Task {
     if (handle_) handle_.destroy();
   }
 
+  /// True when the task owns a coroutine.
   bool valid() const noexcept { return static_cast<bool>(handle_); }
-  // Gives up ownership of the coroutine frame.
+  /// Gives up ownership of the coroutine frame.
   handle_type release() noexcept { return std::exchange(handle_, {}); }
 
+  /// Internal: what `co_await task` uses.
   struct Awaiter {
+    /// The awaited task's coroutine.
     handle_type child;
+    /// True when there is nothing to run.
     bool await_ready() const noexcept { return !child || child.done(); }
+    /// Runs the child, which resumes the parent when it ends.
     template <class P>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<P> parent) noexcept {
       child.promise().set_continuation(parent);
@@ -142,9 +161,12 @@ class [[nodiscard]] Task {
       }
       return child;
     }
+    /// The child's result, or its exception rethrown.
     T await_resume() { return child.promise().take_result(); }
   };
+  /// `co_await std::move(task)`: runs the task in the awaiting one and returns its result.
   Awaiter operator co_await() && noexcept { return Awaiter{handle_}; }
+  /// `co_await task`: as above; the task keeps its (finished) frame.
   Awaiter operator co_await() & noexcept { return Awaiter{handle_}; }
 
  private:

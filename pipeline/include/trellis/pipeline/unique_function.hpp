@@ -10,21 +10,28 @@
 
 namespace trellis {
 
+/// A move-only callable; see UniqueFunction<R(Args...)>.
 template <class Signature>
 class UniqueFunction;
 
+/// A move-only type-erased callable `R(Args...)` with small-buffer storage: callables up to
+/// kInlineSize bytes (move constructible without throwing) are stored inline, larger ones on the
+/// heap. Not thread-safe: one owner at a time.
 template <class R, class... Args>
 class UniqueFunction<R(Args...)> {
  public:
-  // Callables up to this size (and alignment of a pointer pair) are stored inline.
+  /// Callables up to this size (and alignment of `std::max_align_t`) are stored inline.
   static constexpr std::size_t kInlineSize = 48;
 
+  /// An empty function.
   UniqueFunction() noexcept = default;
+  /// An empty function.
   UniqueFunction(std::nullptr_t) noexcept {}
 
   template <class F, class D = std::decay_t<F>,
             class = std::enable_if_t<!std::is_same_v<D, UniqueFunction> &&
                                      std::is_invocable_r_v<R, D&, Args...>>>
+  /// Holds `f` (moved or copied in); callables convert implicitly.
   UniqueFunction(F&& f) {  // NOLINT(google-explicit-constructor): callables convert implicitly
     if constexpr (fits_inline<D>()) {
       ::new (static_cast<void*>(storage_)) D(std::forward<F>(f));
@@ -35,6 +42,7 @@ class UniqueFunction<R(Args...)> {
     }
   }
 
+  /// Takes `other`'s callable; `other` becomes empty.
   UniqueFunction(UniqueFunction&& other) noexcept : ops_(other.ops_) {
     if (ops_) {
       ops_->move(other.storage_, storage_);
@@ -42,6 +50,7 @@ class UniqueFunction<R(Args...)> {
     }
   }
 
+  /// Destroys the held callable and takes `other`'s; `other` becomes empty.
   UniqueFunction& operator=(UniqueFunction&& other) noexcept {
     if (this != &other) {
       reset();
@@ -59,6 +68,7 @@ class UniqueFunction<R(Args...)> {
 
   ~UniqueFunction() { reset(); }
 
+  /// Destroys the held callable; the function becomes empty.
   void reset() noexcept {
     if (ops_) {
       ops_->destroy(storage_);
@@ -66,8 +76,10 @@ class UniqueFunction<R(Args...)> {
     }
   }
 
+  /// True when a callable is held.
   explicit operator bool() const noexcept { return ops_ != nullptr; }
 
+  /// Calls the held callable (which must be there).
   R operator()(Args... args) { return ops_->invoke(storage_, std::forward<Args>(args)...); }
 
  private:

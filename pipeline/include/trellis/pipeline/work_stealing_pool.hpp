@@ -21,69 +21,87 @@ namespace detail {
 struct PoolJob;
 }
 
+/// A compute executor with one worker per core, a local queue per worker that idle workers
+/// steal from, and blocking sections (blocking(), blocking_section()) that hand the worker role
+/// to a cached thread instead of stalling the worker. Every public member may be called from any
+/// thread unless said otherwise; execute() throws RejectedExecutionError once the pool has shut
+/// down.
 class WorkStealingPool final : public AbstractScheduledEventExecutor {
  public:
+  /// How a pool is built.
   struct Options {
-    // Workers; 0 means one per core.
+    /// Workers; 0 means one per core.
     std::size_t threads = 0;
-    // How long an idle blocker thread stays cached.
+    /// How long an idle blocker thread stays cached.
     std::chrono::nanoseconds blocker_keep_alive = std::chrono::seconds(60);
-    // Most threads of the pool alive at once, workers included. At the cap a blocking section on
-    // a worker runs without handing the worker role off (it stalls that worker).
+    /// Most threads of the pool alive at once, workers included. At the cap a blocking section on
+    /// a worker runs without handing the worker role off (it stalls that worker).
     std::size_t max_threads = 512;
-    // true: blocking on a worker runs in place and hands the worker role off (the design).
-    // false: blocking hops to a blocker thread and back for every section (for comparison).
+    /// true: blocking on a worker runs in place and hands the worker role off (the design).
+    /// false: blocking hops to a blocker thread and back for every section (for comparison).
     bool in_place_blocking = true;
-    // Worker threads are named "<name>-N" (blocker threads "trellis-blocker-N").
+    /// Worker threads are named "<name>-N" (blocker threads "trellis-blocker-N").
     std::string name = "trellis-ws";
   };
 
-  // One worker per core.
+  /// One worker per core.
   WorkStealingPool();
+  /// `threads` workers (0: one per core).
   explicit WorkStealingPool(std::size_t threads);
+  /// A pool built as `options` says.
   explicit WorkStealingPool(Options options);
-  // Shuts down without a quiet period and joins every thread (workers and blockers), so it waits
-  // for running blocking sections to return. Not from one of the pool's threads.
+  /// Shuts down without a quiet period and joins every thread (workers and blockers), so it waits
+  /// for running blocking sections to return. Not from one of the pool's threads.
   ~WorkStealingPool() override;
   WorkStealingPool(const WorkStealingPool&) = delete;
   WorkStealingPool& operator=(const WorkStealingPool&) = delete;
 
-  // From a worker: onto its local queue. From anywhere else: onto the shared injection queue.
+  /// From a worker: onto its local queue. From anywhere else: onto the shared injection queue.
   void execute(UniqueFunction<void()> fn) override;
-  // True on a thread that currently holds a worker role of this pool (not on blocker threads:
-  // they may block, so Future::get() is allowed there).
+  /// True on a thread that currently holds a worker role of this pool (not on blocker threads:
+  /// they may block, so Future::get() is allowed there).
   bool in_event_loop() const override;
+  /// Internal: queues a scheduled task.
   void schedule_task(detail::ScheduledTaskBase* task) override;
+  /// Internal: removes a cancelled scheduled task.
   void cancel_scheduled_task(detail::ScheduledTaskBase* task) override;
+  /// Completes when every thread has stopped after a shutdown.
   Future<void> termination_future() override { return termination_.future(); }
+  /// True once a shutdown started.
   bool is_shutting_down() const override;
+  /// True once every thread has stopped.
   bool is_terminated() const override;
 
+  /// Number of workers.
   std::size_t worker_count() const noexcept { return workers_.size(); }
+  /// Options::in_place_blocking of this pool.
   bool in_place_blocking() const noexcept { return in_place_; }
 
   // Counters for tests and benchmarks.
-  // Threads started for blocking since construction (the initial workers are not counted).
+  /// Threads started for blocking since construction (the initial workers are not counted).
   std::uint64_t blocker_threads_created() const { return cache_.threads_created(); }
-  // Threads alive that hold no worker role: running a blocking section, or cached.
+  /// Threads alive that hold no worker role: running a blocking section, or cached.
   std::size_t live_blocker_threads() const;
-  // Blocker threads idle in the cache.
+  /// Blocker threads idle in the cache.
   std::size_t cached_blocker_threads() const { return cache_.idle_threads(); }
-  // Hand-offs of a worker role to another thread since construction.
+  /// Hand-offs of a worker role to another thread since construction.
   std::uint64_t hand_offs() const noexcept { return hand_offs_.load(std::memory_order_relaxed); }
 
-  // The cache this pool's blocker threads live in.
+  /// Internal: the cache this pool's blocker threads live in.
   detail::BlockerCache& blocker_cache() noexcept { return cache_; }
 
-  // For blocking(): on a thread holding a worker role of this pool, gives the role to a cached
-  // (or new) thread; the caller's thread becomes a blocker until its current job returns.
-  // Returns false (nothing changed) when the thread cap is reached.
+  /// Internal, for blocking(): on a thread holding a worker role of this pool, gives the role to a
+  /// cached (or new) thread; the caller's thread becomes a blocker until its current job returns.
+  /// Returns false (nothing changed) when the thread cap is reached.
   bool hand_off_worker_role();
-  // Brackets a blocking job shifted to this pool's blocker threads, so shutdown waits for it.
+  /// Internal: brackets a blocking job shifted to this pool's blocker threads, so shutdown
+  /// waits for it (begin).
   void begin_outstanding_blocking() noexcept;
+  /// Internal: the end of the bracket begun by begin_outstanding_blocking().
   void end_outstanding_blocking() noexcept;
 
  protected:
+  /// Starts the graceful shutdown (see EventExecutor::shutdown_gracefully).
   Future<void> do_shutdown_gracefully(std::chrono::nanoseconds quiet_period,
                                       std::chrono::nanoseconds timeout) override;
 

@@ -16,13 +16,13 @@ struct SslContextState;
 
 class SslContext {
  public:
-  // True for a context from SslContextBuilder::for_server().
+  /// True for a context from SslContextBuilder::for_server().
   bool is_server() const noexcept;
-  // The OpenSSL context, for settings the builder does not offer. Changing it after handlers were
-  // made from it affects only handlers made afterwards.
+  /// The OpenSSL context, for settings the builder does not offer. Changing it after handlers were
+  /// made from it affects only handlers made afterwards.
   SSL_CTX* native_handle() const noexcept;
 
-  // Client contexts: sessions kept for resumption (one per server name).
+  /// Client contexts: sessions kept for resumption (one per server name).
   std::size_t cached_sessions() const;
 
   const std::shared_ptr<detail::SslContextState>& state() const noexcept { return state_; }

@@ -15,38 +15,38 @@
 
 namespace trellis::ssl {
 
-// Chooses the server context for the name a client asked for (SNI). nullopt keeps the context
-// the handler was made with. Called on the connection's event loop, during the handshake.
+/// Chooses the server context for the name a client asked for (SNI). nullopt keeps the context
+/// the handler was made with. Called on the connection's event loop, during the handshake.
 using SniCallback = std::function<std::optional<SslContext>(std::string_view server_name)>;
 
 class SslContextBuilder {
  public:
-  // A server presenting the PEM certificate chain (leaf first) and private key of these files.
+  /// A server presenting the PEM certificate chain (leaf first) and private key of these files.
   static SslContextBuilder for_server(std::string cert_chain_file, std::string key_file);
-  // A client: verifies the server's certificate and hostname against the system's trust store
-  // unless told otherwise.
+  /// A client: verifies the server's certificate and hostname against the system's trust store
+  /// unless told otherwise.
   static SslContextBuilder for_client();
 
-  // Trusted CAs: a PEM file, or a directory prepared with `openssl rehash`. Setting either
-  // replaces the system store on a client.
+  /// Trusted CAs: a PEM file, or a directory prepared with `openssl rehash`. Setting either
+  /// replaces the system store on a client.
   SslContextBuilder& trust_ca_file(std::string file);
   SslContextBuilder& trust_ca_dir(std::string dir);
-  // Verify the peer's certificate: on by default on a client; on a server it asks for a client
-  // certificate and requires one.
+  /// Verify the peer's certificate: on by default on a client; on a server it asks for a client
+  /// certificate and requires one.
   SslContextBuilder& verify_peer(bool on);
-  // A client checks that the certificate names the server name of its SslHandler (on by default).
+  /// A client checks that the certificate names the server name of its SslHandler (on by default).
   SslContextBuilder& verify_hostname(bool on);
-  // Application protocols offered (client) or accepted, in order of preference (server):
-  // alpn({"h2", "http/1.1"}). A server that shares none with the client goes on without ALPN.
+  /// Application protocols offered (client) or accepted, in order of preference (server):
+  /// alpn({"h2", "http/1.1"}). A server that shares none with the client goes on without ALPN.
   SslContextBuilder& alpn(std::vector<std::string> protocols);
-  // Server: picks another context per requested server name.
+  /// Server: picks another context per requested server name.
   SslContextBuilder& sni(SniCallback callback);
-  // Client: how many sessions (one per server name) are kept for resumption; 0 turns it off.
-  // Servers resume with stateless session tickets.
+  /// Client: how many sessions (one per server name) are kept for resumption; 0 turns it off.
+  /// Servers resume with stateless session tickets.
   SslContextBuilder& session_cache_size(std::size_t sessions);
 
-  // Throws SslError (with OpenSSL's reason) when a file cannot be loaded or the key does not
-  // match the certificate.
+  /// Throws SslError (with OpenSSL's reason) when a file cannot be loaded or the key does not
+  /// match the certificate.
   SslContext build() const;
 
  private:

@@ -14,8 +14,8 @@ class SslError : public Error {
   using Error::Error;
 };
 
-// The handshake failed. verify_result() is OpenSSL's X509_V_* code of the peer's certificate
-// check (0, X509_V_OK, when the failure was not about the certificate).
+/// The handshake failed. verify_result() is OpenSSL's X509_V_* code of the peer's certificate
+/// check (0, X509_V_OK, when the failure was not about the certificate).
 class SslHandshakeError : public SslError {
  public:
   explicit SslHandshakeError(const std::string& what, long verify_result = 0,
@@ -25,7 +25,7 @@ class SslHandshakeError : public SslError {
         verify_result_text_(std::move(verify_result_text)) {}
 
   long verify_result() const noexcept { return verify_result_; }
-  // X509_verify_cert_error_string of verify_result(), e.g. "hostname mismatch".
+  /// X509_verify_cert_error_string of verify_result(), e.g. "hostname mismatch".
   const std::string& verify_result_text() const noexcept { return verify_result_text_; }
 
  private:
@@ -33,8 +33,8 @@ class SslHandshakeError : public SslError {
   std::string verify_result_text_;
 };
 
-// The peer closed the connection after the handshake without sending close_notify: the data
-// received may have been cut short by an attacker, so this is not a clean end of stream.
+/// The peer closed the connection after the handshake without sending close_notify: the data
+/// received may have been cut short by an attacker, so this is not a clean end of stream.
 class SslTruncationError : public SslError {
  public:
   SslTruncationError() : SslError("TLS stream truncated: the peer closed without close_notify") {}

@@ -26,47 +26,60 @@ namespace detail {
 struct ConnectionData;
 }
 
-// - The handshake starts when the channel is active (a client sends its ClientHello then);
-//   handshake_future() completes when it is done, or fails with SslHandshakeError (OpenSSL's
-//   reason and the certificate verification result), after which the channel is closed.
-// - Writes issued before the handshake completes are kept and sent after it. Writes flushed
-//   together are encrypted into as few records as fit (16 KiB of plaintext each); a write's
-//   promise completes when the ciphertext carrying its last byte was written. Only ByteBuf and
-//   CompositeByteBuf are accepted (a FileRegion cannot be encrypted in the kernel).
-// - Every record of one read of ciphertext comes out as its own plaintext ByteBuf, then one
-//   channel_read_complete.
-// - close() sends close_notify, and closes once it was written (or after the close_notify
-//   timeout). A close_notify from the peer is answered and closes the channel. A peer that
-//   closes the connection without close_notify after the handshake is reported as
-//   SslTruncationError (exception_caught), before channel_inactive.
-// - Renegotiation is refused; failures after the handshake are SslError (fired, then closed).
+/// TLS over OpenSSL 3 for one channel: put it first in the pipeline; it encrypts what is written
+/// and decrypts what is read. One per channel (not sharable); every member must be called on the
+/// channel's loop, except handshake_future() and the accessors read after the handshake.
+///
+/// - The handshake starts when the channel is active (a client sends its ClientHello then);
+///   handshake_future() completes when it is done, or fails with SslHandshakeError (OpenSSL's
+///   reason and the certificate verification result), after which the channel is closed.
+/// - Writes issued before the handshake completes are kept and sent after it. Writes flushed
+///   together are encrypted into as few records as fit (16 KiB of plaintext each); a write's
+///   promise completes when the ciphertext carrying its last byte was written. Only ByteBuf and
+///   CompositeByteBuf are accepted (a FileRegion cannot be encrypted in the kernel).
+/// - Every record of one read of ciphertext comes out as its own plaintext ByteBuf, then one
+///   channel_read_complete.
+/// - close() sends close_notify, and closes once it was written (or after the close_notify
+///   timeout). A close_notify from the peer is answered and closes the channel. A peer that
+///   closes the connection without close_notify after the handshake is reported as
+///   SslTruncationError (exception_caught), before channel_inactive.
+/// - Renegotiation is refused; failures after the handshake are SslError (fired, then closed).
 class SslHandler final : public ChannelDuplexHandler {
  public:
-  // A client handler sends server_name as SNI (unless it is an IP address), checks the server's
-  // certificate against it (when the context verifies the hostname) and resumes sessions cached
-  // under it. A server handler ignores it.
+  /// A client handler sends server_name as SNI (unless it is an IP address), checks the server's
+  /// certificate against it (when the context verifies the hostname) and resumes sessions cached
+  /// under it. A server handler ignores it.
   explicit SslHandler(SslContext context, std::string server_name = {});
   ~SslHandler() override;
 
-  // Completes on the channel's event loop when the handshake succeeded; fails with
-  // SslHandshakeError, or when the channel closed first.
+  /// Completes on the channel's event loop when the handshake succeeded; fails with
+  /// SslHandshakeError, or when the channel closed first.
   Future<void> handshake_future() const { return handshake_.future(); }
+  /// True once the handshake succeeded (and until the channel closes).
   bool is_handshake_done() const noexcept { return state_ == State::kReady; }
 
-  // After the handshake: the protocol chosen by ALPN ("" when none), the name the client asked
-  // for (a server's view of SNI), the protocol version ("TLSv1.3") and whether an earlier
-  // session was resumed.
+  /// After the handshake: the protocol chosen by ALPN ("" when none), the name the client asked
+  /// for (a server's view of SNI), the protocol version ("TLSv1.3") and whether an earlier
+  /// session was resumed.
+  ///@{
   std::string_view alpn_protocol() const noexcept;
   std::string_view requested_server_name() const noexcept;
   std::string_view protocol_version() const noexcept;
   bool is_session_reused() const noexcept;
+  ///@}
 
-  // How long close() waits for close_notify to be written before it closes anyway (3 s).
+  /// How long close() waits for close_notify to be written before it closes anyway (3 s).
   void set_close_notify_timeout(std::chrono::nanoseconds timeout) noexcept {
     close_notify_timeout_ = timeout;
   }
+  /// OpenSSL's connection object, for what this class does not offer (null before
+  /// handler_added). Reading settings is safe; driving it (reads, writes, shutdown) is not.
   SSL* native_handle() const noexcept { return ssl_; }
 
+  /// @name Handler callbacks
+  ///@{
+
+  /// The handler's side of the event: see the class description.
   void handler_added(ChannelHandlerContext& ctx) override;
   void handler_removed(ChannelHandlerContext& ctx) override;
   void channel_active(ChannelHandlerContext& ctx) override;
@@ -76,6 +89,7 @@ class SslHandler final : public ChannelDuplexHandler {
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
   void flush(ChannelHandlerContext& ctx) override;
   void close(ChannelHandlerContext& ctx, ChannelPromise promise) override;
+  ///@}
 
  private:
   enum class State { kIdle, kHandshaking, kReady, kClosed };

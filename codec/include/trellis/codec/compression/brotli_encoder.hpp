@@ -5,7 +5,7 @@
 
 namespace trellis::codec {
 
-// quality: 0 (fastest) to 11 (smallest); 4 suits dynamic content. window_bits: 10 to 24.
+/// quality: 0 (fastest) to 11 (smallest); 4 suits dynamic content. window_bits: 10 to 24.
 class BrotliEncoder : public CompressionEncoder {
  public:
   static constexpr int kDefaultQuality = 4;

@@ -9,17 +9,17 @@
 
 namespace trellis::codec {
 
-// Failures are DecoderErrors: corrupt input; output beyond the limits (DecompressionLimitError,
-// raised after at most one chunk past the limit, without holding the output); bytes after the end
-// of the stream (a second gzip member or zstd frame included: one stream per channel); and a
-// stream cut short when the input ends (channel inactive or input shut down).
+/// Failures are DecoderErrors: corrupt input; output beyond the limits (DecompressionLimitError,
+/// raised after at most one chunk past the limit, without holding the output); bytes after the end
+/// of the stream (a second gzip member or zstd frame included: one stream per channel); and a
+/// stream cut short when the input ends (channel inactive or input shut down).
 class CompressionDecoder : public ByteToMessageDecoder {
  public:
   CompressionDecoder(std::unique_ptr<StreamDecompressor> decompressor, DecompressionLimits limits);
 
-  // The end of the compressed stream was read.
+  /// The end of the compressed stream was read.
   bool is_finished() const noexcept { return stream_.is_finished(); }
-  // An error was raised; the rest of the input is discarded.
+  /// An error was raised; the rest of the input is discarded.
   bool is_failed() const noexcept { return failed_; }
   std::uint64_t total_in() const noexcept { return stream_.total_in(); }
   std::uint64_t total_out() const noexcept { return stream_.total_out(); }

@@ -10,21 +10,21 @@
 
 namespace trellis::codec {
 
-// Compressed bytes are written as ByteBufs, each with the promise of the write that produced
-// them (possibly empty: the compressor may keep small inputs until the next flush). Not sharable.
+/// Compressed bytes are written as ByteBufs, each with the promise of the write that produced
+/// them (possibly empty: the compressor may keep small inputs until the next flush). Not sharable.
 class CompressionEncoder : public MessageToByteEncoder<ByteBuf> {
  public:
   explicit CompressionEncoder(std::unique_ptr<StreamCompressor> compressor);
 
   void handler_added(ChannelHandlerContext& ctx) override { ctx_ = &ctx; }
-  // Writes what the compressor holds as a complete block (Z_SYNC_FLUSH, BROTLI_OPERATION_FLUSH,
-  // ZSTD_e_flush), then flushes.
+  /// Writes what the compressor holds as a complete block (Z_SYNC_FLUSH, BROTLI_OPERATION_FLUSH,
+  /// ZSTD_e_flush), then flushes.
   void flush(ChannelHandlerContext& ctx) override;
-  // Finishes the stream (its trailer is written and flushed), then closes.
+  /// Finishes the stream (its trailer is written and flushed), then closes.
   void close(ChannelHandlerContext& ctx, ChannelPromise promise) override;
 
-  // Writes the trailer and flushes; writes after it fail with EncoderError. Call on the channel's
-  // loop, once the encoder is in a pipeline. Idempotent.
+  /// Writes the trailer and flushes; writes after it fail with EncoderError. Call on the channel's
+  /// loop, once the encoder is in a pipeline. Idempotent.
   void finish();
   bool is_finished() const noexcept { return compressor_->is_finished(); }
 

@@ -5,7 +5,7 @@
 
 namespace trellis::codec {
 
-// One gzip member per stream: bytes after it (a second member included) are a DecoderError.
+/// One gzip member per stream: bytes after it (a second member included) are a DecoderError.
 class ZlibDecoder : public CompressionDecoder {
  public:
   explicit ZlibDecoder(ZlibWrapper wrapper = ZlibWrapper::kZlib, DecompressionLimits limits = {})

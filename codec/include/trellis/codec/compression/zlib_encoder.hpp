@@ -5,8 +5,8 @@
 
 namespace trellis::codec {
 
-// level: 0 (store) to 9 (smallest), -1 for zlib's default (6). See CompressionEncoder for
-// flush() and close().
+/// level: 0 (store) to 9 (smallest), -1 for zlib's default (6). See CompressionEncoder for
+/// flush() and close().
 class ZlibEncoder : public CompressionEncoder {
  public:
   static constexpr int kDefaultLevel = 6;

@@ -5,7 +5,7 @@
 
 namespace trellis::codec {
 
-// One frame per stream: bytes after it are a DecoderError. Windows over 8 MiB are refused.
+/// One frame per stream: bytes after it are a DecoderError. Windows over 8 MiB are refused.
 class ZstdDecoder : public CompressionDecoder {
  public:
   explicit ZstdDecoder(DecompressionLimits limits = {})

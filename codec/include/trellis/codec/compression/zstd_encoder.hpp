@@ -5,7 +5,7 @@
 
 namespace trellis::codec {
 
-// level: 1 (fastest) to 19 (smallest; windows stay at most 8 MiB), negative for faster modes.
+/// level: 1 (fastest) to 19 (smallest; windows stay at most 8 MiB), negative for faster modes.
 class ZstdEncoder : public CompressionEncoder {
  public:
   static constexpr int kDefaultLevel = 3;

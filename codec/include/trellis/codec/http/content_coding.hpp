@@ -10,13 +10,13 @@ namespace trellis::http {
 
 enum class ContentCoding : std::uint8_t { kIdentity, kGzip, kDeflate, kBrotli, kZstd };
 
-// The token of a coding ("identity", "gzip", "deflate", "br", "zstd").
+/// The token of a coding ("identity", "gzip", "deflate", "br", "zstd").
 std::string_view content_coding_name(ContentCoding coding) noexcept;
-// The coding a Content-Encoding value names (case-insensitive; "x-gzip" and "x-deflate" too);
-// nullopt for anything else, a list of several codings included.
+/// The coding a Content-Encoding value names (case-insensitive; "x-gzip" and "x-deflate" too);
+/// nullopt for anything else, a list of several codings included.
 std::optional<ContentCoding> parse_content_coding(std::string_view value) noexcept;
 
-// Which codings a server may pick (a bit per coding).
+/// Which codings a server may pick (a bit per coding).
 struct ContentCodings {
   bool br = true;
   bool zstd = true;
@@ -24,10 +24,10 @@ struct ContentCodings {
   bool deflate = true;
 };
 
-// The coding to answer with, given the request's Accept-Encoding (nullopt: the header is absent,
-// which gets identity). The enabled coding with the highest q-value wins, ties going to
-// br > zstd > gzip > deflate; "*" gives its q to codings not listed; q=0 refuses a coding.
-// kIdentity when none is acceptable.
+/// The coding to answer with, given the request's Accept-Encoding (nullopt: the header is absent,
+/// which gets identity). The enabled coding with the highest q-value wins, ties going to
+/// br > zstd > gzip > deflate; "*" gives its q to codings not listed; q=0 refuses a coding.
+/// kIdentity when none is acceptable.
 ContentCoding select_content_coding(std::optional<std::string_view> accept_encoding,
                                     ContentCodings enabled = {}) noexcept;
 

@@ -11,21 +11,21 @@
 
 namespace trellis::http {
 
-// The connection to the server could not be made (refused, unreachable, name not resolved):
-// code() is the operating system's (or the resolver's) error.
+/// The connection to the server could not be made (refused, unreachable, name not resolved):
+/// code() is the operating system's (or the resolver's) error.
 class ConnectError : public IoError {
  public:
   using IoError::IoError;
 };
 
-// A client deadline ran out. It is a trellis::TimeoutError, so code that catches those catches
-// it too; phase() says which deadline.
+/// A client deadline ran out. It is a trellis::TimeoutError, so code that catches those catches
+/// it too; phase() says which deadline.
 class TimeoutError : public trellis::TimeoutError {
  public:
   enum class Phase {
-    kConnect,   // HttpClientOptions::connect_timeout: the TCP connection was not established
-    kPoolWait,  // request_timeout ran out while the request waited for a connection
-    kRequest,   // request_timeout ran out while the request was sent or its response read
+    kConnect,   ///< HttpClientOptions::connect_timeout: the TCP connection was not established
+    kPoolWait,  ///< request_timeout ran out while the request waited for a connection
+    kRequest,   ///< request_timeout ran out while the request was sent or its response read
   };
   TimeoutError(Phase phase, const std::string& what);
   Phase phase() const noexcept { return phase_; }
@@ -34,12 +34,12 @@ class TimeoutError : public trellis::TimeoutError {
   Phase phase_;
 };
 
-// "connect", "pool wait" or "request".
+/// "connect", "pool wait" or "request".
 const char* to_string(TimeoutError::Phase phase) noexcept;
 
-// The connection closed before the whole response was read. may_have_been_processed() is true
-// when the request had been handed to the connection: the server may have acted on it, so only
-// an idempotent request is safe to send again.
+/// The connection closed before the whole response was read. may_have_been_processed() is true
+/// when the request had been handed to the connection: the server may have acted on it, so only
+/// an idempotent request is safe to send again.
 class ConnectionClosedError : public ClosedChannelError {
  public:
   ConnectionClosedError(bool may_have_been_processed, const std::string& what)
@@ -50,7 +50,7 @@ class ConnectionClosedError : public ClosedChannelError {
   bool may_have_been_processed_;
 };
 
-// A request was redirected more than HttpClientOptions::max_redirects times.
+/// A request was redirected more than HttpClientOptions::max_redirects times.
 class TooManyRedirectsError : public Error {
  public:
   using Error::Error;

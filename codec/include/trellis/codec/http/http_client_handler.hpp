@@ -30,68 +30,89 @@ class HttpConnectionPool;
 class HttpObjectAggregator;
 class HttpClientCodec;
 
-// One request on its way: the request, the promise its response completes, and the timer of
-// its request_timeout (armed when it was submitted).
+/// One request on its way: the request, the promise its response completes, and the timer of
+/// its request_timeout (armed when it was submitted).
+/// Internal: made by HttpConnectionPool, used on the connection's loop.
 struct HttpClientExchange {
+  /// An exchange of request r, completing p.
   HttpClientExchange(FullHttpRequest r, Promise<FullHttpResponse> p)
       : request(std::move(r)), promise(std::move(p)) {}
 
-  std::uint64_t id = 0;
-  FullHttpRequest request;
-  Promise<FullHttpResponse> promise;
-  ScheduledFuture<void> timer;
-  // A streaming request: the head completes stream_promise, the body goes to stream. (Optional:
-  // a promise allocates its state, and most requests are not streaming.)
+  std::uint64_t id = 0;               ///< The pool's id of the request.
+  FullHttpRequest request;            ///< The request (moved out when it is written).
+  Promise<FullHttpResponse> promise;  ///< Completed with the whole response.
+  ScheduledFuture<void> timer;        ///< The request_timeout timer.
+  /// A streaming request: the head completes stream_promise, the body goes to stream. (Optional:
+  /// a promise allocates its state, and most requests are not streaming.)
   bool streaming = false;
+  /// Completed with the head of a streaming request's response.
   std::optional<Promise<StreamingHttpResponse>> stream_promise;
+  /// The body of a streaming request's response, once its head arrived.
   std::shared_ptr<HttpBodyStream> stream;
-  // A copy of the request kept to send it again on a fresh connection if the reused one turns
-  // out to be stale (an idempotent request whose first attempt is on a reused connection).
+  /// A copy of the request kept to send it again on a fresh connection if the reused one turns
+  /// out to be stale (an idempotent request whose first attempt is on a reused connection).
   std::optional<FullHttpRequest> retry_copy;
-  bool retried = false;  // this is the second attempt
+  bool retried = false;  ///< this is the second attempt
 
-  // Fails whichever promise (or body stream) this exchange completes.
+  /// Fails whichever promise (or body stream) this exchange completes.
   void fail(std::exception_ptr error);
 };
 
+/// The last handler of a client connection made by HttpConnectionPool (behind HttpClientCodec
+/// and HttpObjectAggregator): it sends requests and completes their promises with the responses
+/// in order, one at a time or pipelined. Internal to the pool and the client; every member must
+/// be called on the channel's loop. A malformed response, a timeout or a close before the end
+/// fails the requests in flight (ConnectionClosedError, TimeoutError, DecoderError) and closes
+/// the connection.
 class HttpClientHandler : public ChannelInboundHandler {
  public:
-  // How long a 100-continue request waits for the interim response before sending its body.
+  /// How long a 100-continue request waits for the interim response before sending its body.
   static constexpr std::chrono::seconds kContinueTimeout{1};
 
+  /// A handler that reports to pool (which may be gone).
   explicit HttpClientHandler(std::weak_ptr<HttpConnectionPool> pool) : pool_(std::move(pool)) {}
+  /// Fails what is still in flight.
   ~HttpClientHandler() override;
 
+  /// @name Handler callbacks
+  ///@{
+
+  /// Responses complete the requests in flight; a close or an error fails them.
   void handler_added(ChannelHandlerContext& ctx) override;
   void channel_read(ChannelHandlerContext& ctx, Message msg) override;
   void channel_inactive(ChannelHandlerContext& ctx) override;
   void exception_caught(ChannelHandlerContext& ctx, std::exception_ptr error) override;
+  ///@}
 
-  // On the channel's loop: writes the request and queues it for its response (behind the
-  // requests already in flight, when pipelining). A closed channel fails it at once
-  // (ConnectionClosedError, not processed).
+  /// On the channel's loop: writes the request and queues it for its response (behind the
+  /// requests already in flight, when pipelining). A closed channel fails it at once
+  /// (ConnectionClosedError, not processed).
   void send(HttpClientExchange exchange);
-  // Fails the request id with error, the others in flight (pipelined) with
-  // ConnectionClosedError, and closes the connection.
+  /// Fails the request id with error, the others in flight (pipelined) with
+  /// ConnectionClosedError, and closes the connection.
   void abort(std::uint64_t id, std::exception_ptr error);
-  // Closes the connection (requests in flight fail with ConnectionClosedError).
+  /// Closes the connection (requests in flight fail with ConnectionClosedError).
   void close();
 
+  /// True while a request is in flight.
   bool busy() const noexcept { return !in_flight_.empty(); }
+  /// The number of requests in flight.
   std::size_t in_flight() const noexcept { return in_flight_.size(); }
-  // Whether one more request may be pipelined behind those in flight (depth: the pool's
-  // pipelining depth; never behind a streaming, 100-continue or last request).
+  /// Whether one more request may be pipelined behind those in flight (depth: the pool's
+  /// pipelining depth; never behind a streaming, 100-continue or last request).
   bool can_pipeline(std::size_t depth) const noexcept;
-  // Whether the request with this id is in flight here.
+  /// Whether the request with this id is in flight here.
   bool carries(std::uint64_t id) const noexcept;
+  /// True while the connection is open.
   bool is_active() const noexcept;
+  /// The connection (null before handler_added).
   Channel* channel() const noexcept;
 
-  // Whether a response was read to the end on this connection: a request sent on it now goes
-  // on a reused connection, which may turn out stale.
+  /// Whether a response was read to the end on this connection: a request sent on it now goes
+  /// on a reused connection, which may turn out stale.
   bool reused() const noexcept { return completed_ > 0; }
 
-  // The pool's bookkeeping: when the connection last went idle (the loop's clock).
+  /// The pool's bookkeeping: when the connection last went idle (the loop's clock).
   std::int64_t idle_since = 0;
 
  private:

@@ -27,12 +27,12 @@ namespace trellis::http {
 
 class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPool> {
  public:
-  // Connects a new channel with handler as its pipeline's handler (a ChannelInitializer), on
-  // the pool's loop: the future completes there, with an active channel of that loop.
+  /// Connects a new channel with handler as its pipeline's handler (a ChannelInitializer), on
+  /// the pool's loop: the future completes there, with an active channel of that loop.
   using Connector =
       UniqueFunction<Future<std::shared_ptr<Channel>>(std::shared_ptr<ChannelHandler> handler)>;
 
-  // authority names the destination in error messages ("127.0.0.1:8080").
+  /// authority names the destination in error messages ("127.0.0.1:8080").
   HttpConnectionPool(EventExecutor& loop, std::string authority, HttpClientOptions options,
                      Connector connector);
   ~HttpConnectionPool();
@@ -41,24 +41,24 @@ class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPoo
 
   EventExecutor& executor() const noexcept { return loop_; }
 
-  // On the pool's loop: sends request on an idle connection, a new one, or after the requests
-  // waiting before it. promise (of this loop) completes with the response or the error.
+  /// On the pool's loop: sends request on an idle connection, a new one, or after the requests
+  /// waiting before it. promise (of this loop) completes with the response or the error.
   void submit(FullHttpRequest request, Promise<FullHttpResponse> promise);
-  // The same for a streaming request: promise completes with the head, and the body is read
-  // from the response's HttpResponseBody. request_timeout runs until the head.
+  /// The same for a streaming request: promise completes with the head, and the body is read
+  /// from the response's HttpResponseBody. request_timeout runs until the head.
   void submit_streaming(FullHttpRequest request, Promise<StreamingHttpResponse> promise);
-  // On the pool's loop: closes every connection and fails every waiting request
-  // (ClosedChannelError); later submissions fail the same way.
+  /// On the pool's loop: closes every connection and fails every waiting request
+  /// (ClosedChannelError); later submissions fail the same way.
   void close();
 
-  // For tests and diagnostics (on the pool's loop).
+  /// For tests and diagnostics (on the pool's loop).
   std::size_t open_connections() const noexcept { return connections_.size(); }
   std::size_t idle_connections() const noexcept { return idle_.size(); }
   std::size_t connecting() const noexcept { return connecting_; }
   std::size_t waiting_requests() const noexcept { return waiting_.size() + retrying_.size(); }
-  // Requests sent once more after a stale connection, since the pool was created.
+  /// Requests sent once more after a stale connection, since the pool was created.
   std::uint64_t retries() const noexcept { return retries_; }
-  // Connections made since the pool was created.
+  /// Connections made since the pool was created.
   std::uint64_t connections_made() const noexcept { return connections_made_; }
 
  private:

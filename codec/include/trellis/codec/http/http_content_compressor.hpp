@@ -15,30 +15,30 @@
 
 namespace trellis::http {
 
-// False for content types that are compressed already (image/* but SVG, audio/*, video/*,
-// font/woff*, zip, gzip, zstd, brotli, 7z, rar, xz, bzip2, pdf...).
+/// False for content types that are compressed already (image/* but SVG, audio/*, video/*,
+/// font/woff*, zip, gzip, zstd, brotli, 7z, rar, xz, bzip2, pdf...).
 bool is_compressible_content_type(std::string_view content_type) noexcept;
 
-// Each request's Accept-Encoding is remembered in request order, so that pipelined responses are
-// paired with their own request. A response is compressed unless: it answers HEAD, is 1xx, 204
-// or 304, already has a Content-Encoding, its Content-Type is not compressible, its body (or
-// Content-Length of a streamed one) is under min_body_bytes, or the request accepts no enabled
-// coding. A compressed response gets Content-Encoding and "Vary: Accept-Encoding" (also an
-// uncompressed one that another Accept-Encoding would have changed), a strong ETag is made weak.
-// - FullHttpResponse: the body is compressed whole; Content-Length is recomputed. A body that
-//   does not shrink is sent as it is.
-// - HttpResponse + HttpContent... + LastHttpContent: Content-Length is removed and the body goes
-//   chunked (HTTP/1.0 responses are not compressed: they have no chunked framing); every flush
-//   emits what was compressed so far as a complete block, so streamed output is not held back.
-//   A FileRegion body cannot be compressed: writing one fails with EncoderError.
+/// Each request's Accept-Encoding is remembered in request order, so that pipelined responses are
+/// paired with their own request. A response is compressed unless: it answers HEAD, is 1xx, 204
+/// or 304, already has a Content-Encoding, its Content-Type is not compressible, its body (or
+/// Content-Length of a streamed one) is under min_body_bytes, or the request accepts no enabled
+/// coding. A compressed response gets Content-Encoding and "Vary: Accept-Encoding" (also an
+/// uncompressed one that another Accept-Encoding would have changed), a strong ETag is made weak.
+/// - FullHttpResponse: the body is compressed whole; Content-Length is recomputed. A body that
+///   does not shrink is sent as it is.
+/// - HttpResponse + HttpContent... + LastHttpContent: Content-Length is removed and the body goes
+///   chunked (HTTP/1.0 responses are not compressed: they have no chunked framing); every flush
+///   emits what was compressed so far as a complete block, so streamed output is not held back.
+///   A FileRegion body cannot be compressed: writing one fails with EncoderError.
 class HttpContentCompressor : public ChannelDuplexHandler {
  public:
   struct Options {
     std::size_t min_body_bytes = 1024;
-    ContentCodings codings;  // which codings may be chosen
-    int gzip_level = 6;      // gzip and deflate, 1-9
-    int brotli_quality = 4;  // 0-11
-    int zstd_level = 3;      // 1-19
+    ContentCodings codings;  ///< which codings may be chosen
+    int gzip_level = 6;      ///< gzip and deflate, 1-9
+    int brotli_quality = 4;  ///< 0-11
+    int zstd_level = 3;      ///< 1-19
   };
   HttpContentCompressor() : HttpContentCompressor(Options{}) {}
   explicit HttpContentCompressor(Options options);
@@ -49,7 +49,7 @@ class HttpContentCompressor : public ChannelDuplexHandler {
   void flush(ChannelHandlerContext& ctx) override;
 
   const Options& options() const noexcept { return options_; }
-  // Requests whose response has not started yet (tests and diagnostics).
+  /// Requests whose response has not started yet (tests and diagnostics).
   std::size_t pending_requests() const noexcept { return pending_.size(); }
 
  private:

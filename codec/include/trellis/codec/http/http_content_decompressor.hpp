@@ -12,16 +12,16 @@
 
 namespace trellis::http {
 
-// Place it after the HTTP codec and before an HttpObjectAggregator. For a decoded message the
-// Content-Encoding field is removed; a streamed one (head, HttpContent..., LastHttpContent) loses
-// Content-Length and goes "Transfer-Encoding: chunked" (its size is unknown until the end), its
-// body comes out in HttpContent pieces of at most limits.chunk_size bytes; a FullHttpRequest /
-// FullHttpResponse gets its body decoded whole and Content-Length recomputed (one with an empty
-// body, such as an answer to HEAD, is left as it is). "identity" is
-// removed; other or several codings ("gzip, br") pass through untouched. A body that is corrupt,
-// truncated, followed by bytes, or decodes past the limits raises a DecoderError
-// (DecompressionLimitError for the limits) to exception_caught of the next handlers, and the
-// rest of that message is dropped.
+/// Place it after the HTTP codec and before an HttpObjectAggregator. For a decoded message the
+/// Content-Encoding field is removed; a streamed one (head, HttpContent..., LastHttpContent) loses
+/// Content-Length and goes "Transfer-Encoding: chunked" (its size is unknown until the end), its
+/// body comes out in HttpContent pieces of at most limits.chunk_size bytes; a FullHttpRequest /
+/// FullHttpResponse gets its body decoded whole and Content-Length recomputed (one with an empty
+/// body, such as an answer to HEAD, is left as it is). "identity" is
+/// removed; other or several codings ("gzip, br") pass through untouched. A body that is corrupt,
+/// truncated, followed by bytes, or decodes past the limits raises a DecoderError
+/// (DecompressionLimitError for the limits) to exception_caught of the next handlers, and the
+/// rest of that message is dropped.
 class HttpContentDecompressor : public ChannelInboundHandler {
  public:
   explicit HttpContentDecompressor(codec::DecompressionLimits limits = {});

@@ -8,28 +8,27 @@
 // is unwritable, before the next request (reading stops until it is writable again).
 #pragma once
 
-#include <deque>
-
 #include <trellis/codec/byte_to_message_decoder.hpp>
+#include <trellis/codec/http/http_method_queue.hpp>
 #include <trellis/codec/http/http_parser.hpp>
 
 namespace trellis::http {
 
 class HttpResponseEncoder;
 
-// How HttpRequestDecoder hands requests on.
+/// How HttpRequestDecoder hands requests on.
 struct HttpRequestDecoderOptions {
-  // A request without a body (neither Content-Length nor Transfer-Encoding, or Content-Length: 0)
-  // goes on as one FullHttpRequest with an empty body, instead of an HttpRequest followed by an
-  // empty LastHttpContent: what an HttpObjectAggregator would have made of the two, for one
-  // message through the pipeline instead of three. For pipelines that aggregate; the handlers
-  // between the decoder and the aggregator must take FullHttpRequest (those of this library do).
+  /// A request without a body (neither Content-Length nor Transfer-Encoding, or Content-Length: 0)
+  /// goes on as one FullHttpRequest with an empty body, instead of an HttpRequest followed by an
+  /// empty LastHttpContent: what an HttpObjectAggregator would have made of the two, for one
+  /// message through the pipeline instead of three. For pipelines that aggregate; the handlers
+  /// between the decoder and the aggregator must take FullHttpRequest (those of this library do).
   bool full_bodiless_requests = false;
-  // Back-pressure: while the channel is unwritable (its outbound buffer above the high water
-  // mark, e.g. a client that pipelines and does not read), no further request is decoded and
-  // reading stops (auto_read off); the bytes already read wait, and decoding and reading resume
-  // once the channel is writable again. So a connection holds at most the high water mark of
-  // responses, one read buffer and one request.
+  /// Back-pressure: while the channel is unwritable (its outbound buffer above the high water
+  /// mark, e.g. a client that pipelines and does not read), no further request is decoded and
+  /// reading stops (auto_read off); the bytes already read wait, and decoding and reading resume
+  /// once the channel is writable again. So a connection holds at most the high water mark of
+  /// responses, one read buffer and one request.
   bool pause_when_unwritable = true;
 };
 
@@ -40,19 +39,19 @@ class HttpRequestDecoder : public codec::ByteToMessageDecoder {
   explicit HttpRequestDecoder(HttpParserLimits limits = {}, HttpRequestDecoderOptions options = {})
       : parser_(HttpParser::Kind::kRequest, limits), options_(options) {}
 
-  // Resumes decoding (and reading) paused while the channel was unwritable.
+  /// Resumes decoding (and reading) paused while the channel was unwritable.
   void channel_writability_changed(ChannelHandlerContext& ctx) override;
 
-  // No more requests are decoded: after one that ends the connection, or after bad input.
+  /// No more requests are decoded: after one that ends the connection, or after bad input.
   bool is_input_stopped() const noexcept { return input_ != Input::kOpen; }
-  // Decoding waits for the channel to become writable.
+  /// Decoding waits for the channel to become writable.
   bool is_paused() const noexcept { return paused_; }
-  // Between the first byte of a request and its last event (or with bytes of the next head
-  // waiting): more input belongs to a request in progress.
+  /// Between the first byte of a request and its last event (or with bytes of the next head
+  /// waiting): more input belongs to a request in progress.
   bool in_request() const noexcept { return parser_.in_message() || actual_readable_bytes() > 0; }
-  // A request head was decoded and its body is still being read.
+  /// A request head was decoded and its body is still being read.
   bool in_body() const noexcept { return parser_.in_message(); }
-  // Bytes of a head that is not complete yet are waiting.
+  /// Bytes of a head that is not complete yet are waiting.
   bool in_head() const noexcept { return !parser_.in_message() && actual_readable_bytes() > 0; }
 
  protected:
@@ -93,8 +92,8 @@ class HttpResponseDecoder : public codec::ByteToMessageDecoder {
   explicit HttpResponseDecoder(HttpParserLimits limits = {})
       : parser_(HttpParser::Kind::kResponse, limits) {}
 
-  // Set by HttpClientCodec as requests are written: responses to HEAD (and 2xx to CONNECT)
-  // have no body whatever their headers say.
+  /// Set by HttpClientCodec as requests are written: responses to HEAD (and 2xx to CONNECT)
+  /// have no body whatever their headers say.
   void on_request_method(HttpMethod::Id method) { methods_.push_back(method); }
 
  protected:
@@ -105,7 +104,7 @@ class HttpResponseDecoder : public codec::ByteToMessageDecoder {
   void emit(HttpParser::Event&& event, Out& out);
 
   HttpParser parser_;
-  std::deque<HttpMethod::Id> methods_;
+  HttpMethodQueue methods_;
 };
 
 }  // namespace trellis::http

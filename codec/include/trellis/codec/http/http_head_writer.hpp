@@ -10,42 +10,42 @@
 
 namespace trellis::http {
 
-// "HTTP/1.1 200 OK\r\n".
+/// "HTTP/1.1 200 OK\r\n".
 void write_status_line(ByteBuf& out, HttpVersion version, const HttpResponseStatus& status);
-// "Name: value\r\n".
+/// "Name: value\r\n".
 void write_field(ByteBuf& out, std::string_view name, std::string_view value);
-// "HTTP/1.1 200 OK\r\n" + fields + "\r\n".
+/// "HTTP/1.1 200 OK\r\n" + fields + "\r\n".
 void write_response_head(ByteBuf& out, HttpVersion version, const HttpResponseStatus& status,
                          const HttpHeaders& headers);
-// "GET /x HTTP/1.1\r\n" + fields + "\r\n".
+/// "GET /x HTTP/1.1\r\n" + fields + "\r\n".
 void write_request_head(ByteBuf& out, const HttpMethod& method, std::string_view target,
                         HttpVersion version, const HttpHeaders& headers);
 void write_fields(ByteBuf& out, const HttpHeaders& headers);
-// "<hex size>\r\n" before a chunk of size bytes (the chunk is followed by write_chunk_end).
+/// "<hex size>\r\n" before a chunk of size bytes (the chunk is followed by write_chunk_end).
 void write_chunk_header(ByteBuf& out, std::uint64_t size);
 void write_chunk_end(ByteBuf& out);
-// "0\r\n" + trailers + "\r\n".
+/// "0\r\n" + trailers + "\r\n".
 void write_last_chunk(ByteBuf& out, const HttpHeaders& trailers);
-// True when a header of a response can make the message unsafe to send: a CR or LF in a name or
-// value (response splitting). Encoders refuse such messages.
+/// True when a header of a response can make the message unsafe to send: a CR or LF in a name or
+/// value (response splitting). Encoders refuse such messages.
 bool has_unsafe_field(const HttpHeaders& headers) noexcept;
 
-// What an encoder needs to know of a header block, found while writing it: whether a field is
-// unsafe (as has_unsafe_field) and which of the fields the encoder may add are already there.
+/// What an encoder needs to know of a header block, found while writing it: whether a field is
+/// unsafe (as has_unsafe_field) and which of the fields the encoder may add are already there.
 struct FieldsSummary {
   bool unsafe = false;
   bool has_date = false;
   bool has_content_length = false;
   bool has_transfer_encoding = false;
 };
-// Writes the fields as "Name: value\r\n" lines at out, which has room for
-// headers.wire_size_bound() bytes, and fills summary; returns the end. For encoders that size
-// their buffer once and fill it without bounds checks (nothing written counts until they move
-// their writer index, so an unsafe field found on the way costs nothing to undo).
+/// Writes the fields as "Name: value\r\n" lines at out, which has room for
+/// headers.wire_size_bound() bytes, and fills summary; returns the end. For encoders that size
+/// their buffer once and fill it without bounds checks (nothing written counts until they move
+/// their writer index, so an unsafe field found on the way costs nothing to undo).
 char* put_fields(char* out, const HttpHeaders& headers, FieldsSummary& summary) noexcept;
 
-// Copies text to out (which has room for it); returns the end. The pieces of a head are short:
-// up to 32 bytes they are copied with two overlapping loads and stores each, not a memcpy call.
+/// Copies text to out (which has room for it); returns the end. The pieces of a head are short:
+/// up to 32 bytes they are copied with two overlapping loads and stores each, not a memcpy call.
 inline char* put_text(char* out, std::string_view text) noexcept {
   const char* s = text.data();
   const std::size_t n = text.size();
@@ -70,7 +70,7 @@ inline char* put_text(char* out, std::string_view text) noexcept {
   return out + n;
 }
 
-// Writes "Name: value\r\n" at out (room for name.size() + value.size() + 4); returns the end.
+/// Writes "Name: value\r\n" at out (room for name.size() + value.size() + 4); returns the end.
 inline char* put_field(char* out, std::string_view name, std::string_view value) noexcept {
   out = put_text(out, name);
   std::memcpy(out, ": ", 2);
@@ -79,8 +79,8 @@ inline char* put_field(char* out, std::string_view name, std::string_view value)
   return out + 2;
 }
 
-// "HTTP/1.1 200 OK\r\n": for a standard code with its standard phrase, a view of a line built
-// once per process; empty for anything else (a custom phrase, an unknown code).
+/// "HTTP/1.1 200 OK\r\n": for a standard code with its standard phrase, a view of a line built
+/// once per process; empty for anything else (a custom phrase, an unknown code).
 std::string_view standard_status_line(HttpVersion version, std::uint16_t code) noexcept;
 
 }  // namespace trellis::http

@@ -17,33 +17,33 @@
 
 namespace trellis::http {
 
-// Well-known field names, interned: lookups by these compare an id, not characters.
+/// Well-known field names, interned: lookups by these compare an id, not characters.
 enum class HeaderId : std::uint8_t {
-  kOther = 0,
-  kHost,
-  kContentLength,
-  kContentType,
-  kTransferEncoding,
-  kConnection,
-  kKeepAlive,
-  kExpect,
-  kDate,
-  kServer,
-  kUserAgent,
-  kAccept,
-  kAcceptEncoding,
-  kAcceptLanguage,
-  kCookie,
-  kSetCookie,
-  kTrailer,
-  kUpgrade,
-  kTe,
-  kCacheControl,
-  kReferer,
-  kOrigin,
-  kAuthorization,
-  kContentEncoding,
-  kCount
+  kOther = 0,         ///< A name that is not well known (compared by its characters).
+  kHost,              ///< Host
+  kContentLength,     ///< Content-Length
+  kContentType,       ///< Content-Type
+  kTransferEncoding,  ///< Transfer-Encoding
+  kConnection,        ///< Connection
+  kKeepAlive,         ///< Keep-Alive
+  kExpect,            ///< Expect
+  kDate,              ///< Date
+  kServer,            ///< Server
+  kUserAgent,         ///< User-Agent
+  kAccept,            ///< Accept
+  kAcceptEncoding,    ///< Accept-Encoding
+  kAcceptLanguage,    ///< Accept-Language
+  kCookie,            ///< Cookie
+  kSetCookie,         ///< Set-Cookie
+  kTrailer,           ///< Trailer
+  kUpgrade,           ///< Upgrade
+  kTe,                ///< TE
+  kCacheControl,      ///< Cache-Control
+  kReferer,           ///< Referer
+  kOrigin,            ///< Origin
+  kAuthorization,     ///< Authorization
+  kContentEncoding,   ///< Content-Encoding
+  kCount              ///< The number of ids (not a name).
 };
 static_assert(static_cast<unsigned>(HeaderId::kCount) <= 32, "HttpHeaders keeps one bit per id");
 
@@ -84,15 +84,21 @@ inline constexpr std::size_t kMaxHeaderNameLength = [] {
 }();
 }  // namespace detail
 
-// The canonical spelling of a well-known name ("" for kOther).
+/// The canonical spelling of a well-known name ("" for kOther).
 inline std::string_view header_name(HeaderId id) noexcept {
   return detail::kHeaderNames[static_cast<std::size_t>(id)];
 }
-// The id of name (case-insensitive), kOther when it is not well known.
+/// The id of name (case-insensitive), kOther when it is not well known.
 HeaderId header_id(std::string_view name) noexcept;
+/// True when a and b are equal ignoring ASCII case.
 bool iequals(std::string_view a, std::string_view b) noexcept;
 
+/// Names of common fields, for the string overloads of HttpHeaders.
 namespace header {
+/// @name Field names
+///@{
+
+/// The field's canonical spelling.
 inline constexpr std::string_view kHost = "Host";
 inline constexpr std::string_view kContentLength = "Content-Length";
 inline constexpr std::string_view kContentType = "Content-Type";
@@ -103,16 +109,27 @@ inline constexpr std::string_view kExpect = "Expect";
 inline constexpr std::string_view kDate = "Date";
 inline constexpr std::string_view kServer = "Server";
 inline constexpr std::string_view kTrailer = "Trailer";
+///@}
 }  // namespace header
 
+/// The header (or trailer) fields of an HTTP message: an ordered multi-map with case-insensitive
+/// names, well-known names interned (see HeaderId). Fields are kept in the order they were added;
+/// names and values are viewed as `std::string_view`s into the object, valid until it changes.
+/// Not thread-safe: one thread at a time.
 class HttpHeaders {
  public:
+  /// One field: views into the HttpHeaders, valid until it changes.
   struct Field {
-    std::string_view name;
-    std::string_view value;
+    std::string_view name;   ///< The name, as added (canonical spelling for well-known names).
+    std::string_view value;  ///< The value.
   };
 
+  /// No fields (nothing allocated).
   HttpHeaders() noexcept {}  // user-provided: a const HttpHeaders may be default-initialised
+  /// @name Copying and moving
+  ///@{
+
+  /// A copy copies the fields; a move leaves the source empty.
   HttpHeaders(const HttpHeaders& other) { *this = other; }
   HttpHeaders& operator=(const HttpHeaders& other);
   HttpHeaders(HttpHeaders&& other) noexcept { take(other); }
@@ -120,62 +137,93 @@ class HttpHeaders {
     if (this != &other) take(other);
     return *this;
   }
+  ///@}
 
-  // Appends a field (multi-values keep their order).
+  /// @name Adding and removing
+  ///@{
+
+  /// Appends a field (multi-values keep their order).
   void add(std::string_view name, std::string_view value);
+  /// Appends a field with a well-known name.
   void add(HeaderId id, std::string_view value);
-  // Replaces every field of that name with one.
+  /// Replaces every field of that name with one.
   void set(std::string_view name, std::string_view value);
-  // Removes every field of that name; returns how many.
+  /// Removes every field of that name; returns how many.
   std::size_t remove(std::string_view name);
+  /// Removes every field.
   void clear() noexcept;
+  ///@}
 
-  // The first value of name.
+  /// @name Looking up
+  ///@{
+
+  /// The first value of name (nullopt when there is none).
   std::optional<std::string_view> get(std::string_view name) const noexcept;
+  /// The first value of a well-known name (answers at once when it is absent).
   std::optional<std::string_view> get(HeaderId id) const noexcept {
     if (id != HeaderId::kOther && (present_ & bit(id)) == 0) return std::nullopt;
     return find(id);
   }
+  /// Every value of name, in order.
   std::vector<std::string_view> get_all(std::string_view name) const;
+  /// True when a field of that name is present.
   bool contains(std::string_view name) const noexcept { return get(name).has_value(); }
+  /// True when a field of that well-known name is present.
   bool contains(HeaderId id) const noexcept {
     return id == HeaderId::kOther ? get(id).has_value() : (present_ & bit(id)) != 0;
   }
-  // True when a comma-separated value list of name holds token (case-insensitive), as for
-  // "Connection: keep-alive, Upgrade".
+  /// True when a comma-separated value list of name holds token (case-insensitive), as for
+  /// "Connection: keep-alive, Upgrade".
   bool contains_token(HeaderId id, std::string_view token) const noexcept {
     if (id != HeaderId::kOther && (present_ & bit(id)) == 0) return false;
     return find_token(id, token);
   }
+  /// How many fields have that name.
   std::size_t count(HeaderId id) const noexcept;
+  ///@}
 
+  /// @name Iterating
+  ///@{
+
+  /// The number of fields.
   std::size_t size() const noexcept { return size_; }
+  /// True when there is no field.
   bool empty() const noexcept { return size_ == 0; }
+  /// The i-th field (i < size()).
   Field operator[](std::size_t i) const noexcept { return field(entries()[i]); }
+  /// The id of the i-th field's name (kOther when it is not well known).
   HeaderId id_at(std::size_t i) const noexcept { return entries()[i].id; }
 
+  /// A forward iterator over the fields, yielding Field values.
   class Iterator {
    public:
+    /// The i-th field of h.
     Iterator(const HttpHeaders* h, std::size_t i) noexcept : h_(h), i_(i) {}
+    /// The field.
     Field operator*() const noexcept { return (*h_)[i_]; }
+    /// The next field.
     Iterator& operator++() noexcept {
       ++i_;
       return *this;
     }
+    /// Same position.
     bool operator==(const Iterator& o) const noexcept { return i_ == o.i_; }
 
    private:
     const HttpHeaders* h_;
     std::size_t i_;
   };
+  /// The first field.
   Iterator begin() const noexcept { return {this, 0}; }
+  /// Past the last field.
   Iterator end() const noexcept { return {this, size_}; }
+  ///@}
 
-  // Reserves room for a header block of about bytes characters and fields fields.
+  /// Reserves room for a header block of about bytes characters and fields fields.
   void reserve(std::size_t bytes, std::size_t fields);
 
-  // At least the bytes of the fields written as "Name: value\r\n" lines, found without looking
-  // at them (for encoders that size their buffer first and write in one pass).
+  /// At least the bytes of the fields written as "Name: value\r\n" lines, found without looking
+  /// at them (for encoders that size their buffer first and write in one pass).
   std::size_t wire_size_bound() const noexcept {
     return chars_size_ + std::size_t{size_} * (detail::kMaxHeaderNameLength + 4);
   }

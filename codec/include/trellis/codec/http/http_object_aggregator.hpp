@@ -27,11 +27,11 @@ class HttpObjectAggregator : public ChannelInboundHandler {
   void channel_read(ChannelHandlerContext& ctx, Message msg) override;
   void channel_inactive(ChannelHandlerContext& ctx) override;
   std::size_t max_content_length() const noexcept { return max_content_length_; }
-  // While on, a response that starts is passed on as it came (head, pieces, last piece) instead
-  // of being joined: the client's streaming requests read their bodies piece by piece. Switched
-  // between responses by the handler that knows which request the next response answers.
+  /// While on, a response that starts is passed on as it came (head, pieces, last piece) instead
+  /// of being joined: the client's streaming requests read their bodies piece by piece. Switched
+  /// between responses by the handler that knows which request the next response answers.
   void set_pass_responses(bool on) noexcept { pass_responses_ = on; }
-  // A response head arrived whose body is being joined.
+  /// A response head arrived whose body is being joined.
   bool in_response() const noexcept { return response_.has_value(); }
 
  private:

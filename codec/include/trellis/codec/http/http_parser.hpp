@@ -16,56 +16,69 @@
 
 namespace trellis::http {
 
+/// The limits an HttpParser enforces, each with the status of the HttpParseError it throws
+/// beyond the limit.
 struct HttpParserLimits {
-  std::size_t max_initial_line_length = 4096;  // request line: 414 beyond
-  std::size_t max_header_size = 8192;          // the field lines of a head or trailer: 431 beyond
-  std::size_t max_header_count = 100;          // 431 beyond
-  std::uint64_t max_chunk_size = 16u << 20;    // one chunk of a chunked body: 413 beyond
-  std::size_t max_chunk_extension_length = 1024;  // the extensions of one chunk: 400 beyond
-  // The chunk extensions of one message together: 400 beyond. They carry nothing the server uses
-  // (they are checked and dropped), so a sender of tiny chunks with long extensions costs parse
-  // time for no body: this caps that at a bounded amount per message.
+  std::size_t max_initial_line_length = 4096;  ///< request line: 414 beyond
+  std::size_t max_header_size = 8192;          ///< the field lines of a head or trailer: 431 beyond
+  std::size_t max_header_count = 100;          ///< 431 beyond
+  std::uint64_t max_chunk_size = 16u << 20;    ///< one chunk of a chunked body: 413 beyond
+  std::size_t max_chunk_extension_length = 1024;  ///< the extensions of one chunk: 400 beyond
+  /// The chunk extensions of one message together: 400 beyond. They carry nothing the server uses
+  /// (they are checked and dropped), so a sender of tiny chunks with long extensions costs parse
+  /// time for no body: this caps that at a bounded amount per message.
   std::size_t max_chunk_extensions_per_message = 64 * 1024;
-  std::uint64_t max_content_length = std::numeric_limits<std::int64_t>::max();  // 413 beyond
+  std::uint64_t max_content_length = std::numeric_limits<std::int64_t>::max();  ///< 413 beyond
 };
 
-// Malformed or over-limit input. status() is the response a server sends (400, 413, 414, 431,
-// 501, 505); the connection must close after it.
+/// Malformed or over-limit input. status() is the response a server sends (400, 413, 414, 431,
+/// 501, 505); the connection must close after it.
 class HttpParseError : public codec::DecoderError {
  public:
+  /// An error answered with status; position is the stream offset of the fault (-1: unknown).
   HttpParseError(std::uint16_t status, const std::string& what, std::int64_t position = -1)
       : codec::DecoderError(what, position), status_(status) {}
+  /// The status a server answers with.
   std::uint16_t status() const noexcept { return status_; }
 
  private:
   std::uint16_t status_;
 };
 
+/// The strict, incremental HTTP/1.1 parser of one connection (RFC 9112), under the request and
+/// response decoders: it reads from a cumulation buffer and returns one event at a time. Bad
+/// input throws HttpParseError. One thread at a time.
 class HttpParser {
  public:
-  enum class Kind { kRequest, kResponse };
+  /// Which messages it parses.
+  enum class Kind {
+    kRequest,  ///< requests (a server)
+    kResponse  ///< responses (a client)
+  };
+  /// What parse() returns: nothing yet (std::monostate), a head, a body piece or the end.
   using Event =
       std::variant<std::monostate, HttpRequest, HttpResponse, HttpContent, LastHttpContent>;
 
+  /// A parser of kind's messages with these limits.
   explicit HttpParser(Kind kind, HttpParserLimits limits = {});
 
-  // The next event decoded from in (consuming its bytes), or std::monostate when more input is
-  // needed. Throws HttpParseError; after an error the parser stays failed until reset().
+  /// The next event decoded from in (consuming its bytes), or std::monostate when more input is
+  /// needed. Throws HttpParseError; after an error the parser stays failed until reset().
   Event parse(ByteBuf& in);
-  // The parts of a request head that parse_request_head fills (those of an HttpRequest or of a
-  // FullHttpRequest, say).
+  /// The parts of a request head that parse_request_head fills (those of an HttpRequest or of a
+  /// FullHttpRequest, say).
   struct RequestHeadParts {
-    HttpMethod& method;
-    std::string& target;
-    HttpVersion& version;
-    HttpHeaders& headers;
+    HttpMethod& method;    ///< Where the method goes.
+    std::string& target;   ///< Where the request-target goes.
+    HttpVersion& version;  ///< Where the version goes.
+    HttpHeaders& headers;  ///< Where the header fields go.
   };
-  // A request parser outside a message (in_message() false): when in holds a whole head, calls
-  // make_parts() (-> RequestHeadParts of empty fields), fills them as parse() would have filled
-  // its HttpRequest event, and returns true; the body follows as parse() events. Returns false,
-  // without calling make_parts, while more input is needed. So a decoder can build the request
-  // where it will travel (in its Message) instead of moving it there. Throws HttpParseError like
-  // parse() (possibly after make_parts, with the parts partly filled).
+  /// A request parser outside a message (in_message() false): when in holds a whole head, calls
+  /// make_parts() (-> RequestHeadParts of empty fields), fills them as parse() would have filled
+  /// its HttpRequest event, and returns true; the body follows as parse() events. Returns false,
+  /// without calling make_parts, while more input is needed. So a decoder can build the request
+  /// where it will travel (in its Message) instead of moving it there. Throws HttpParseError like
+  /// parse() (possibly after make_parts, with the parts partly filled).
   template <class MakeParts>
   bool parse_request_head(ByteBuf& in, MakeParts&& make_parts) {
     const HeadScan scan = scan_message_start(in);
@@ -73,23 +86,26 @@ class HttpParser {
     parse_request_head_into(in, scan, make_parts());
     return true;
   }
-  // The input ended. Completes a response body delimited by the connection close; throws
-  // HttpParseError when a message was cut short. Returns std::monostate when nothing was pending.
+  /// The input ended. Completes a response body delimited by the connection close; throws
+  /// HttpParseError when a message was cut short. Returns std::monostate when nothing was pending.
   Event finish(ByteBuf& in);
 
-  // Response side: the next response answers a request that has no response body (HEAD) or
-  // CONNECT. The client codec calls it before each response.
+  /// Response side: the next response answers a request that has no response body (HEAD) or
+  /// CONNECT. The client codec calls it before each response.
   void set_next_response_bodyless(bool bodyless) noexcept { next_bodyless_ = bodyless; }
-  // True between the first byte of a message and its last event.
+  /// True between the first byte of a message and its last event.
   bool in_message() const noexcept { return state_ != State::kStart; }
-  // Right after a head whose message has no body (no Content-Length or a zero one, not chunked):
-  // the next event would be an empty LastHttpContent. skip_empty_body() ends the message without
-  // it.
+  /// Right after a head whose message has no body (no Content-Length or a zero one, not chunked):
+  /// the next event would be an empty LastHttpContent. skip_empty_body() ends the message without
+  /// it.
   bool at_empty_body() const noexcept { return state_ == State::kFixedBody && remaining_ == 0; }
+  /// Ends a message at_empty_body() without its empty LastHttpContent (else does nothing).
   void skip_empty_body() noexcept {
     if (at_empty_body()) state_ = State::kStart;
   }
+  /// Back to the start of a message, clearing a failure.
   void reset() noexcept;
+  /// The limits it enforces.
   const HttpParserLimits& limits() const noexcept { return limits_; }
 
  private:

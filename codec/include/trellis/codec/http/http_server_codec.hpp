@@ -15,35 +15,48 @@
 
 namespace trellis::http {
 
-// How long an HTTP server connection may take over each part of a request, on the loop's clock
-// (the executor's coarse_time_nanos()); zero turns one off. On expiry: 408 Request Timeout when
-// no response is in progress (after the responses to earlier requests otherwise), then close.
+/// How long an HTTP server connection may take over each part of a request, on the loop's clock
+/// (the executor's coarse_time_nanos()); zero turns one off. On expiry: 408 Request Timeout when
+/// no response is in progress (after the responses to earlier requests otherwise), then close.
 struct HttpServerTimeouts {
-  // From the first byte of a request head to its end (nginx: client_header_timeout, 60 s).
+  /// From the first byte of a request head to its end (nginx: client_header_timeout, 60 s).
   std::chrono::nanoseconds header_timeout = std::chrono::seconds(30);
-  // The longest gap between two reads of a request body (nginx: client_body_timeout, 60 s).
+  /// The longest gap between two reads of a request body (nginx: client_body_timeout, 60 s).
   std::chrono::nanoseconds body_timeout = std::chrono::seconds(60);
-  // A persistent connection with no request in progress and nothing to answer (nginx:
-  // keepalive_timeout, 75 s). Closed without a response.
+  /// A persistent connection with no request in progress and nothing to answer (nginx:
+  /// keepalive_timeout, 75 s). Closed without a response.
   std::chrono::nanoseconds idle_timeout = std::chrono::seconds(60);
-  // How long the connection may stay unwritable (the client does not read what it asked for;
-  // nginx: send_timeout, 60 s). Closed without a response.
+  /// How long the connection may stay unwritable (the client does not read what it asked for;
+  /// nginx: send_timeout, 60 s). Closed without a response.
   std::chrono::nanoseconds send_timeout = std::chrono::seconds(60);
-  // The lingering close after an error response (nginx: lingering_time / lingering_timeout): the
-  // output is shut down and input read and discarded for at most this long and this many bytes,
-  // so that a client still sending reads the response instead of a connection reset.
+  /// The lingering close after an error response (nginx: lingering_time / lingering_timeout): the
+  /// output is shut down and input read and discarded for at most this long and this many bytes,
+  /// so that a client still sending reads the response instead of a connection reset.
   std::chrono::nanoseconds linger_timeout = std::chrono::seconds(2);
+  /// The most bytes read and discarded during a lingering close.
   std::size_t linger_max_bytes = 64 * 1024;
 };
 
+/// The HTTP/1.1 server side of a connection: decodes requests (HttpRequestDecoder), encodes
+/// responses (HttpResponseEncoder) and keeps the connection's discipline: responses go out in
+/// request order (its own error and timeout responses too), no request is processed after one
+/// that closes the connection, the read timeouts of HttpServerTimeouts apply, reading pauses
+/// while the channel is unwritable, and a close after an error lingers. Bad input is answered
+/// with the status the parser chose and "Connection: close". One per channel (not sharable);
+/// its callbacks run on the channel's loop, its accessors must be called there too.
 class HttpServerCodec : public ChannelDuplexHandler {
  public:
+  /// A codec with these parser limits, encoder and decoder options, and timeouts.
   explicit HttpServerCodec(HttpParserLimits limits = {},
                            HttpResponseEncoder::Options encoder_options = {},
                            HttpRequestDecoderOptions decoder_options = {},
                            HttpServerTimeouts timeouts = {});
   ~HttpServerCodec() override;
 
+  /// @name Handler callbacks
+  ///@{
+
+  /// The codec's side of the event: see the class description.
   void handler_added(ChannelHandlerContext& ctx) override;
   void handler_removed(ChannelHandlerContext& ctx) override;
   void channel_active(ChannelHandlerContext& ctx) override;
@@ -54,18 +67,22 @@ class HttpServerCodec : public ChannelDuplexHandler {
   void user_event_triggered(ChannelHandlerContext& ctx, Message event) override;
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
   void flush(ChannelHandlerContext& ctx) override { encoder_.flush(ctx); }
-  // A close while more of a request may still come (an error, a refused body) is a lingering
-  // close (see HttpServerTimeouts::linger_timeout); otherwise the channel closes at once.
+  ///@}
+  /// A close while more of a request may still come (an error, a refused body) is a lingering
+  /// close (see HttpServerTimeouts::linger_timeout); otherwise the channel closes at once.
   void close(ChannelHandlerContext& ctx, ChannelPromise promise) override;
+  /// The same as close (a TCP connection has nothing else to disconnect).
   void disconnect(ChannelHandlerContext& ctx, ChannelPromise promise) override {
     close(ctx, std::move(promise));
   }
 
-  // Bytes of responses held by the encoder until the next flush (tests and diagnostics).
+  /// Bytes of responses held by the encoder until the next flush (tests and diagnostics).
   std::size_t held_bytes() const noexcept { return encoder_.held_bytes(); }
+  /// The timeouts this codec was made with.
   const HttpServerTimeouts& timeouts() const noexcept { return timeouts_; }
-  // Requests decoded and not answered in full yet.
+  /// Requests decoded and not answered in full yet.
   std::size_t unanswered() const noexcept { return unanswered_; }
+  /// True during a lingering close.
   bool is_lingering() const noexcept { return lingering_; }
 
  private:
@@ -120,10 +137,18 @@ class HttpServerCodec : public ChannelDuplexHandler {
   ChannelHandlerContext* ctx_ = nullptr;
 };
 
+/// The HTTP/1.1 client side of a connection: encodes requests (HttpRequestEncoder) and decodes
+/// responses (HttpResponseDecoder), telling the decoder each request's method so that responses
+/// to HEAD and CONNECT are framed right. One per channel (not sharable); on the channel's loop.
 class HttpClientCodec : public ChannelDuplexHandler {
  public:
+  /// A codec whose response parser has these limits.
   explicit HttpClientCodec(HttpParserLimits limits = {}) : decoder_(limits) {}
 
+  /// @name Handler callbacks
+  ///@{
+
+  /// Inbound events go to the response decoder, writes to the request encoder.
   void channel_read(ChannelHandlerContext& ctx, Message msg) override {
     if (const auto* bytes = msg.try_get<ByteBuf>()) inbound_bytes_ += bytes->readable_bytes();
     decoder_.channel_read(ctx, std::move(msg));
@@ -136,9 +161,11 @@ class HttpClientCodec : public ChannelDuplexHandler {
     decoder_.user_event_triggered(ctx, std::move(event));
   }
   void handler_removed(ChannelHandlerContext& ctx) override { decoder_.handler_removed(ctx); }
-  // Bytes received so far: the client tells a connection closed before any byte of a response
-  // (stale, safe to retry on) from one closed in the middle of it.
+  ///@}
+  /// Bytes received so far: the client tells a connection closed before any byte of a response
+  /// (stale, safe to retry on) from one closed in the middle of it.
   std::uint64_t inbound_bytes() const noexcept { return inbound_bytes_; }
+  /// Tells the response decoder the request's method, then encodes the request.
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
     if (auto* r = msg.try_get<HttpRequest>()) {
       decoder_.on_request_method(r->method.id());

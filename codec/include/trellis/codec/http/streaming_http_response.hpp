@@ -12,12 +12,18 @@
 
 namespace trellis::http {
 
-// The reading end of a response body. Move-only; destroying it before the end of the body
-// closes the connection, which is then not reused.
+/// The reading end of a response body. Move-only; destroying it before the end of the body
+/// closes the connection, which is then not reused.
 class HttpResponseBody {
  public:
+  /// An empty body: next() yields std::nullopt at once.
   HttpResponseBody() = default;
+  /// The body read from stream.
   explicit HttpResponseBody(std::shared_ptr<HttpBodyStream> stream) : stream_(std::move(stream)) {}
+  /// @name Moving
+  ///@{
+
+  /// Moving hands the body over; assigning abandons the body this one held.
   HttpResponseBody(HttpResponseBody&&) noexcept = default;
   HttpResponseBody& operator=(HttpResponseBody&& other) noexcept {
     if (this != &other) {
@@ -26,10 +32,12 @@ class HttpResponseBody {
     }
     return *this;
   }
+  ///@}
+  /// Abandons the body if it was not read to the end (the connection closes).
   ~HttpResponseBody() { release(); }
 
-  // The next chunk of the body, std::nullopt after the last. Fails with the error that cut the
-  // body short (ConnectionClosedError, codec::DecoderError, ...). One next() at a time.
+  /// The next chunk of the body, std::nullopt after the last. Fails with the error that cut the
+  /// body short (ConnectionClosedError, codec::DecoderError, ...). One next() at a time.
   Future<std::optional<ByteBuf>> next() {
     if (!stream_) return make_ready_future<std::optional<ByteBuf>>(std::nullopt);
     return stream_->next();
@@ -47,13 +55,17 @@ class HttpResponseBody {
   std::shared_ptr<HttpBodyStream> stream_;
 };
 
+/// A response head whose body is read piece by piece as it arrives, back-pressured (see
+/// HttpClient::request_streaming). Move-only, like its body.
 struct StreamingHttpResponse {
-  HttpVersion version = kHttp11;
-  HttpResponseStatus status;
-  HttpHeaders headers;
+  HttpVersion version = kHttp11;  ///< The protocol version.
+  HttpResponseStatus status;      ///< The status.
+  HttpHeaders headers;            ///< The header fields.
 
+  /// The body, read with `co_await body().next()` until std::nullopt.
   HttpResponseBody& body() noexcept { return body_; }
 
+  /// Internal: the body (use body()).
   HttpResponseBody body_;
 };
 

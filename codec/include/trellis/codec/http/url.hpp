@@ -10,7 +10,7 @@
 
 namespace trellis::http {
 
-// A URL that Url::parse refuses: what is wrong with it is in what().
+/// A URL that Url::parse refuses: what is wrong with it is in what().
 class UrlError : public InvalidArgumentError {
  public:
   using InvalidArgumentError::InvalidArgumentError;
@@ -20,24 +20,24 @@ struct Url {
   static constexpr std::uint16_t kDefaultHttpPort = 80;
   static constexpr std::uint16_t kDefaultHttpsPort = 443;
 
-  // The host as written, without the brackets of an IPv6 literal ("::1" for "http://[::1]/").
+  /// The host as written, without the brackets of an IPv6 literal ("::1" for "http://[::1]/").
   std::string host;
-  // The port given, or the scheme's default.
+  /// The port given, or the scheme's default.
   std::uint16_t port = kDefaultHttpPort;
-  // The request target in origin form: the path and the query, "/" when the URL has no path.
-  // Percent-encoding is kept as written; the fragment is dropped (it is never sent).
+  /// The request target in origin form: the path and the query, "/" when the URL has no path.
+  /// Percent-encoding is kept as written; the fragment is dropped (it is never sent).
   std::string target;
-  bool ipv6 = false;   // host is an IPv6 literal
-  bool https = false;  // the scheme is https: the connection runs TLS
+  bool ipv6 = false;   ///< host is an IPv6 literal
+  bool https = false;  ///< the scheme is https: the connection runs TLS
 
-  // Parses "http[s]://host[:port][/path][?query][#fragment]" (scheme case-insensitive). Refused
-  // with UrlError: other schemes, userinfo ("user:pw@"), an empty or malformed host, a port
-  // outside 1..65535, whitespace or control characters.
+  /// Parses "http[s]://host[:port][/path][?query][#fragment]" (scheme case-insensitive). Refused
+  /// with UrlError: other schemes, userinfo ("user:pw@"), an empty or malformed host, a port
+  /// outside 1..65535, whitespace or control characters.
   static Url parse(std::string_view text);
 
-  // The value of the Host header: host, bracketed when IPv6, and ":port" unless the default.
+  /// The value of the Host header: host, bracketed when IPv6, and ":port" unless the default.
   std::string host_header() const;
-  // "http://" or "https://".
+  /// "http://" or "https://".
   std::string_view scheme_prefix() const noexcept { return https ? "https://" : "http://"; }
   std::uint16_t default_port() const noexcept {
     return https ? kDefaultHttpsPort : kDefaultHttpPort;
