@@ -59,7 +59,7 @@ std::shared_ptr<DatagramChannel> DatagramChannel::create(EventLoop& loop) {
 }
 
 DatagramChannel::DatagramChannel(PrivateTag, EventLoop& loop)
-    : Channel(loop), loop_(loop), io_(std::make_unique<detail::ReactorIo>(loop.io_context())) {}
+    : Channel(loop), loop_(loop), io_(loop.io_context()) {}
 
 DatagramChannel::~DatagramChannel() {
   if (!io_->socket.is_open() && fd_ >= 0) ::close(fd_);

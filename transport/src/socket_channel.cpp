@@ -90,10 +90,7 @@ std::shared_ptr<SocketChannel> SocketChannel::create_accepted(EventLoop& loop, C
 }
 
 SocketChannel::SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int fd)
-    : Channel(loop, parent),
-      loop_(loop),
-      io_(std::make_unique<detail::ReactorIo>(loop.io_context())),
-      fd_(fd) {
+    : Channel(loop, parent), loop_(loop), io_(loop.io_context()), fd_(fd) {
   if (fd_ >= 0) {
     state_.store(kActive, std::memory_order_release);
     local_ = query_address(fd_, false);

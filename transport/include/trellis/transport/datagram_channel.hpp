@@ -14,13 +14,10 @@
 #include <trellis/pipeline/datagram_packet.hpp>
 #include <trellis/transport/channel_option.hpp>
 #include <trellis/transport/detail/loop_channel_registry.hpp>
+#include <trellis/transport/detail/reactor_io_slot.hpp>
 #include <trellis/transport/event_loop.hpp>
 
 namespace trellis {
-
-namespace detail {
-struct ReactorIo;
-}  // namespace detail
 
 // Active from bind (or connect, which binds to an ephemeral port) until close. Inbound messages
 // are DatagramPackets (recipient: the local address, sender: the peer). Outbound it takes
@@ -107,8 +104,9 @@ class DatagramChannel final : public Channel,
                             bool join);
 
   EventLoop& loop_;
-  // The socket on the loop's reactor and its read and write waits (reactor_io.hpp).
-  std::unique_ptr<detail::ReactorIo> io_;
+  // The socket on the loop's reactor and its read and write waits (reactor_io.hpp), held
+  // inside the channel: no allocation per connection.
+  detail::ReactorIoSlot io_;
   int fd_ = -1;
   std::atomic<int> state_{kOpen};
   std::atomic<bool> connected_{false};

@@ -17,13 +17,10 @@
 #include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/transport/channel_option.hpp>
 #include <trellis/transport/detail/loop_channel_registry.hpp>
+#include <trellis/transport/detail/reactor_io_slot.hpp>
 #include <trellis/transport/event_loop.hpp>
 
 namespace trellis {
-
-namespace detail {
-struct ReactorIo;
-}  // namespace detail
 
 // A connect attempt did not complete within the connect timeout.
 class ConnectTimeoutError : public IoError {
@@ -140,8 +137,9 @@ class SocketChannel final : public Channel,
   };
 
   EventLoop& loop_;
-  // The socket on the loop's reactor and its read and write waits (reactor_io.hpp).
-  std::unique_ptr<detail::ReactorIo> io_;
+  // The socket on the loop's reactor and its read and write waits (reactor_io.hpp), held
+  // inside the channel: no allocation per connection.
+  detail::ReactorIoSlot io_;
   int fd_ = -1;
   std::atomic<int> state_{kOpen};
   std::atomic<bool> input_shutdown_{false};
