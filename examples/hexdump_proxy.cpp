@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
 #include <trellis/transport.hpp>
 
 #include "example_main.hpp"

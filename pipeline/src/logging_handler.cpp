@@ -6,7 +6,15 @@
 #include <trellis/pipeline/channel_handler_context.hpp>
 #include <trellis/pipeline/composite_byte_buf.hpp>
 
+#include <spdlog/spdlog.h>
+
 namespace trellis {
+
+LoggingHandler::LoggingHandler() noexcept : LoggingHandler(spdlog::level::debug) {}
+
+LoggingHandler::LoggingHandler(spdlog::level::level_enum level) noexcept : level_(level) {}
+
+bool LoggingHandler::enabled() const noexcept { return spdlog::should_log(level_); }
 
 std::string LoggingHandler::hex_dump(const ByteBuf& buf, std::size_t max_bytes) {
   static constexpr char kHex[] = "0123456789abcdef";

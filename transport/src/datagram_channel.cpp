@@ -4,6 +4,7 @@
 #include <trellis/transport/detail/register_on_loop.hpp>
 
 #include "direct_syscalls.hpp"
+#include "reactor_io.hpp"
 
 #include <net/if.h>
 #include <netinet/in.h>
@@ -58,10 +59,10 @@ std::shared_ptr<DatagramChannel> DatagramChannel::create(EventLoop& loop) {
 }
 
 DatagramChannel::DatagramChannel(PrivateTag, EventLoop& loop)
-    : Channel(loop), loop_(loop), socket_(loop.io_context()) {}
+    : Channel(loop), loop_(loop), io_(loop.io_context()) {}
 
 DatagramChannel::~DatagramChannel() {
-  if (!socket_.is_open() && fd_ >= 0) ::close(fd_);
+  if (!io_->socket.is_open() && fd_ >= 0) ::close(fd_);
 }
 
 std::optional<SocketAddress> DatagramChannel::local_address() const { return local_; }
@@ -91,11 +92,11 @@ void DatagramChannel::do_register() {
 }
 
 void DatagramChannel::ensure_socket(int family) {
-  if (socket_.is_open()) return;
+  if (io_->socket.is_open()) return;
   fd_ = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw IoError(last_error(), "socket");
   try {
-    socket_.assign(fd_);
+    io_->socket.assign(fd_);
   } catch (...) {
     fd_ = -1;  // assign closed it
     throw;
@@ -150,8 +151,8 @@ void DatagramChannel::do_close() {
   const int old = state_.exchange(kClosed, std::memory_order_acq_rel);
   if (old == kClosed) return;
   connected_.store(false, std::memory_order_release);
-  if (socket_.is_open()) {
-    socket_.close();  // closes fd_ and aborts the waits
+  if (io_->socket.is_open()) {
+    io_->socket.close();  // closes fd_ and aborts the waits
   } else if (fd_ >= 0) {
     ::close(fd_);
   }
@@ -163,7 +164,7 @@ void DatagramChannel::close_for_shutdown() { unsafe().close(ChannelPromise{}); }
 
 void DatagramChannel::do_deregister() {
   untrack();
-  socket_.close();
+  io_->socket.close();
   // Channel::Unsafe still fires channel_unregistered after this returns: release the self
   // reference from a later handler.
   if (self_) asio::post(loop_.io_context(), [self = std::move(self_)] {});
@@ -178,7 +179,7 @@ void DatagramChannel::do_begin_read() {
 }
 
 void DatagramChannel::arm_read() {
-  if (waiting_read_ || !socket_.is_open()) return;
+  if (waiting_read_ || !io_->socket.is_open()) return;
   waiting_read_ = true;
   if (maybe_more_) {
     // Datagrams may be left from the last wake-up and no edge will announce them: read on the
@@ -187,8 +188,9 @@ void DatagramChannel::arm_read() {
     asio::post(loop_.io_context(), [self = shared_from_this()] { self->on_readable({}); });
     return;
   }
-  read_wait_.prepare([this] { return shared_from_this(); }, this, &DatagramChannel::on_read_ready);
-  socket_.start_read_wait(read_wait_);
+  io_->read_wait.prepare([this] { return shared_from_this(); }, this,
+                         &DatagramChannel::on_read_ready);
+  io_->socket.start_read_wait(io_->read_wait);
 }
 
 void DatagramChannel::on_read_ready(void* self, const std::error_code& ec) {
@@ -284,11 +286,11 @@ Message DatagramChannel::filter_outbound_message(Message&& msg) {
 }
 
 void DatagramChannel::arm_write() {
-  if (waiting_write_ || !socket_.is_open()) return;
+  if (waiting_write_ || !io_->socket.is_open()) return;
   waiting_write_ = true;
-  write_wait_.prepare([this] { return shared_from_this(); }, this,
-                      &DatagramChannel::on_write_ready);
-  socket_.start_write_wait(write_wait_);
+  io_->write_wait.prepare([this] { return shared_from_this(); }, this,
+                          &DatagramChannel::on_write_ready);
+  io_->socket.start_write_wait(io_->write_wait);
 }
 
 void DatagramChannel::on_write_ready(void* self, const std::error_code& ec) {
@@ -301,7 +303,7 @@ void DatagramChannel::on_write_ready(void* self, const std::error_code& ec) {
 void DatagramChannel::do_write(ChannelOutboundBuffer& out) {
   if (waiting_write_) return;  // the writability wait continues
   while (Message* current = out.current()) {
-    if (!socket_.is_open()) return;  // a promise listener closed the channel
+    if (!io_->socket.is_open()) return;  // a promise listener closed the channel
     const ByteBuf* content = nullptr;
     const SocketAddress* to = nullptr;
     if (auto* packet = current->try_get<DatagramPacket>()) {

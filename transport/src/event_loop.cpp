@@ -8,7 +8,9 @@
 #include <limits>
 
 #include <spdlog/spdlog.h>
+#include <asio/io_context.hpp>
 #include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
 
 #include <trellis/pipeline/detail/run_logged.hpp>
 
@@ -37,6 +39,15 @@ asio::steady_timer::time_point to_time_point(std::int64_t nanos) {
 }
 }  // namespace
 
+// Kept out of the header so that it does not pull Asio into every user's translation unit.
+struct EventLoop::AsioState {
+  // Every I/O object of the loop is used on the loop's thread only: no reactor I/O locking.
+  AsioState() : io(ASIO_CONCURRENCY_HINT_UNSAFE_IO), timer(io), shutdown_timer(io) {}
+  asio::io_context io;
+  asio::steady_timer timer;
+  asio::steady_timer shutdown_timer;
+};
+
 EventLoop::EventLoop(std::string name) : EventLoop(EventLoopOptions{.name = std::move(name)}) {}
 
 EventLoop::EventLoop(EventLoopOptions options)
@@ -44,10 +55,8 @@ EventLoop::EventLoop(EventLoopOptions options)
                                  : std::move(options.name)),
       manual_clock_(std::move(options.clock)),
       clock_(manual_clock_.get()),
-      // Every I/O object of the loop is used on the loop's thread only: no reactor I/O locking.
-      io_(ASIO_CONCURRENCY_HINT_UNSAFE_IO),
-      timer_(io_),
-      shutdown_timer_(io_),
+      asio_(std::make_unique<AsioState>()),
+      io_(&asio_->io),
       armed_deadline_(kNoDeadline),
       armed_(kNoDeadline),
       termination_(nullptr) {
@@ -100,11 +109,11 @@ void EventLoop::run() {
   pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
   detail::t_owning_loop = this;
   detail::CurrentExecutorScope scope(this);
-  auto guard = asio::make_work_guard(io_);
+  auto guard = asio::make_work_guard(*io_);
   last_activity_ = monotonic_nanos();
   for (;;) {
     try {
-      io_.run();
+      io_->run();
       break;
     } catch (const std::exception& e) {
       spdlog::error("trellis: {}: a handler threw: {}", name_, e.what());
@@ -149,7 +158,7 @@ void EventLoop::execute(UniqueFunction<void()> fn) {
 void EventLoop::post_drain() {
   if (!drain_posted_.exchange(true, std::memory_order_acq_rel)) {
     wakeups_.fetch_add(1, std::memory_order_relaxed);
-    asio::post(io_, [this] { drain(); });
+    asio::post(*io_, [this] { drain(); });
   }
 }
 
@@ -316,14 +325,14 @@ void EventLoop::rearm_timer() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   auto generation = ++timer_generation_;
   if (want == kNoDeadline) {
-    timer_.cancel();
+    asio_->timer.cancel();
   } else if (clock_ != nullptr) {
     // Manual clock: no timer. A deadline already reached fires now; a later one when an advance
     // of the clock reaches it (on_clock_advanced).
-    if (want <= clock_->now_nanos()) asio::post(io_, [this, generation] { on_timer(generation); });
+    if (want <= clock_->now_nanos()) asio::post(*io_, [this, generation] { on_timer(generation); });
   } else {
-    timer_.expires_at(to_time_point(want));
-    timer_.async_wait([this, generation](const asio::error_code& ec) {
+    asio_->timer.expires_at(to_time_point(want));
+    asio_->timer.async_wait([this, generation](const asio::error_code& ec) {
       if (!ec) on_timer(generation);
     });
   }
@@ -395,7 +404,7 @@ Future<void> EventLoop::do_shutdown_gracefully(std::chrono::nanoseconds quiet_pe
   } else {
     return termination_.future();
   }
-  asio::post(io_, [this] { check_shutdown(); });
+  asio::post(*io_, [this] { check_shutdown(); });
   return termination_.future();
 }
 
@@ -409,8 +418,8 @@ void EventLoop::check_shutdown() {
     return;
   }
   auto next = std::min({quiet_end, deadline, detail::deadline_after(now, kShutdownCheckNanos)});
-  shutdown_timer_.expires_at(to_time_point(next));
-  shutdown_timer_.async_wait([this](const asio::error_code& ec) {
+  asio_->shutdown_timer.expires_at(to_time_point(next));
+  asio_->shutdown_timer.async_wait([this](const asio::error_code& ec) {
     if (!ec) check_shutdown();
   });
 }
@@ -426,9 +435,9 @@ void EventLoop::finish_shutdown() {
   run_queued_tasks();
   take_in_foreign_tasks(/*close=*/true);
   cancel_scheduled_tasks();
-  timer_.cancel();
-  shutdown_timer_.cancel();
-  io_.stop();
+  asio_->timer.cancel();
+  asio_->shutdown_timer.cancel();
+  io_->stop();
 }
 
 }  // namespace trellis

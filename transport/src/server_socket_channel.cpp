@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include <spdlog/spdlog.h>
+#include <asio/posix/stream_descriptor.hpp>
 #include <asio/post.hpp>
 
 #include <trellis/pipeline/error.hpp>
@@ -18,6 +19,10 @@ namespace trellis {
 namespace {
 std::error_code last_error() { return {errno, std::system_category()}; }
 }  // namespace
+
+struct ServerSocketChannel::Listener : asio::posix::stream_descriptor {
+  using asio::posix::stream_descriptor::stream_descriptor;
+};
 
 std::shared_ptr<ServerSocketChannel> ServerSocketChannel::create(EventLoop& loop,
                                                                  ChildLoopChooser chooser) {
@@ -52,7 +57,7 @@ void ServerSocketChannel::do_bind(const SocketAddress& local) {
   if (local.length() == 0) throw InvalidArgumentError("cannot bind to " + local.to_string());
   fd_ = ::socket(local.sockaddr_ptr()->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw IoError(last_error(), "socket");
-  socket_.emplace(loop_.io_context(), fd_);
+  socket_ = std::make_unique<Listener>(loop_.io_context(), fd_);
   options_.apply_to_socket(fd_, true);
   if (::bind(fd_, local.sockaddr_ptr(), local.length()) != 0) {
     throw IoError(last_error(), "bind to " + local.to_string());

@@ -3,6 +3,7 @@
 #include <trellis/transport/socket_channel.hpp>
 
 #include "direct_syscalls.hpp"
+#include "reactor_io.hpp"
 
 #include <signal.h>
 #include <sys/sendfile.h>
@@ -89,7 +90,7 @@ std::shared_ptr<SocketChannel> SocketChannel::create_accepted(EventLoop& loop, C
 }
 
 SocketChannel::SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int fd)
-    : Channel(loop, parent), loop_(loop), socket_(loop.io_context()), fd_(fd) {
+    : Channel(loop, parent), loop_(loop), io_(loop.io_context()), fd_(fd) {
   if (fd_ >= 0) {
     state_.store(kActive, std::memory_order_release);
     local_ = query_address(fd_, false);
@@ -99,7 +100,7 @@ SocketChannel::SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int f
 
 SocketChannel::~SocketChannel() {
   // Registered channels close their descriptor on the loop; this is for never-registered ones.
-  if (!socket_.is_open() && fd_ >= 0) ::close(fd_);
+  if (!io_->socket.is_open() && fd_ >= 0) ::close(fd_);
 }
 
 std::optional<SocketAddress> SocketChannel::local_address() const { return local_; }
@@ -129,9 +130,9 @@ Future<void> SocketChannel::register_channel(UniqueFunction<void(SocketChannel&)
 }
 
 void SocketChannel::do_register() {
-  if (fd_ >= 0 && !socket_.is_open()) {
+  if (fd_ >= 0 && !io_->socket.is_open()) {
     apply_options();
-    socket_.assign(fd_);
+    io_->socket.assign(fd_);
   }
   self_ = shared_from_this();
   track(loop_);
@@ -139,11 +140,11 @@ void SocketChannel::do_register() {
 }
 
 void SocketChannel::ensure_socket(int family) {
-  if (socket_.is_open()) return;
+  if (io_->socket.is_open()) return;
   fd_ = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw IoError(last_error(), "socket");
   try {
-    socket_.assign(fd_);
+    io_->socket.assign(fd_);
   } catch (...) {
     fd_ = -1;  // assign closed it
     throw;
@@ -191,8 +192,9 @@ void SocketChannel::do_connect(const SocketAddress& remote,
       self->unsafe().close(ChannelPromise{});
     });
   }
-  write_wait_.prepare([this] { return shared_from_this(); }, this, &SocketChannel::on_connect_wait);
-  socket_.start_write_wait(write_wait_);
+  io_->write_wait.prepare([this] { return shared_from_this(); }, this,
+                          &SocketChannel::on_connect_wait);
+  io_->socket.start_write_wait(io_->write_wait);
 }
 
 void SocketChannel::on_connect_wait(void* self, const std::error_code& ec) {
@@ -245,8 +247,8 @@ void SocketChannel::do_close() {
     drain_timeout_->cancel();  // a no-op when the deadline itself is closing the channel
     drain_timeout_.reset();
   }
-  if (socket_.is_open()) {
-    socket_.close();  // closes fd_ and aborts the waits
+  if (io_->socket.is_open()) {
+    io_->socket.close();  // closes fd_ and aborts the waits
   } else if (fd_ >= 0) {
     ::close(fd_);
   }
@@ -258,7 +260,7 @@ void SocketChannel::close_for_shutdown() { unsafe().close(ChannelPromise{}); }
 
 void SocketChannel::do_deregister() {
   untrack();
-  socket_.close();
+  io_->socket.close();
   // Channel::Unsafe still fires channel_unregistered after this returns: release the self
   // reference from a later handler.
   if (self_) asio::post(loop_.io_context(), [self = std::move(self_)] {});
@@ -273,7 +275,7 @@ void SocketChannel::do_begin_read() {
 }
 
 void SocketChannel::arm_read() {
-  if (waiting_read_ || !socket_.is_open()) return;
+  if (waiting_read_ || !io_->socket.is_open()) return;
   waiting_read_ = true;
   if (maybe_more_) {
     // Data may be left from the last wake-up and no edge will announce it: read on the next
@@ -282,14 +284,15 @@ void SocketChannel::arm_read() {
     asio::post(loop_.io_context(), [self = shared_from_this()] { self->on_readable({}); });
     return;
   }
-  read_wait_.prepare([this] { return shared_from_this(); }, this, &SocketChannel::on_read_ready);
-  socket_.start_read_wait(read_wait_);
+  io_->read_wait.prepare([this] { return shared_from_this(); }, this,
+                         &SocketChannel::on_read_ready);
+  io_->socket.start_read_wait(io_->read_wait);
 }
 
 void SocketChannel::on_read_ready(void* self, const std::error_code& ec) {
   auto* channel = static_cast<SocketChannel*>(self);
   // Once the peer may have closed, every later read goes on to EAGAIN or end of stream.
-  if (channel->read_wait_.peer_may_have_closed()) channel->peer_closed_seen_ = true;
+  if (channel->io_->read_wait.peer_may_have_closed()) channel->peer_closed_seen_ = true;
   channel->on_readable(ec);
 }
 
@@ -329,7 +332,7 @@ void SocketChannel::on_readable(const std::error_code& ec) {
   // that arrive before one wake-up share one edge, and the read that returns the data does not
   // tell of the end of stream behind it. Then (or when the reactor cannot report it) the buffer
   // is read into again until EAGAIN or end of stream, at no allocation.
-  const bool short_read_drains = socket_.reports_peer_close() && !peer_closed_seen_;
+  const bool short_read_drains = io_->socket.reports_peer_close() && !peer_closed_seen_;
   while (reads < max_reads) {
     ByteBuf buf = alloc.buffer(read_size_);
     auto span = buf.writable_span();
@@ -449,10 +452,11 @@ Message SocketChannel::filter_outbound_message(Message&& msg) {
 }
 
 void SocketChannel::arm_write() {
-  if (waiting_write_ || !socket_.is_open()) return;
+  if (waiting_write_ || !io_->socket.is_open()) return;
   waiting_write_ = true;
-  write_wait_.prepare([this] { return shared_from_this(); }, this, &SocketChannel::on_write_ready);
-  socket_.start_write_wait(write_wait_);
+  io_->write_wait.prepare([this] { return shared_from_this(); }, this,
+                          &SocketChannel::on_write_ready);
+  io_->socket.start_write_wait(io_->write_wait);
 }
 
 void SocketChannel::on_write_ready(void* self, const std::error_code& ec) {
@@ -486,7 +490,7 @@ void SocketChannel::do_write(ChannelOutboundBuffer& out) {
 }
 
 void SocketChannel::write_flushed_messages(ChannelOutboundBuffer& out) {
-  if (waiting_write_ || !socket_.is_open()) return;  // the writability wait continues
+  if (waiting_write_ || !io_->socket.is_open()) return;  // the writability wait continues
   if (output_shutdown_.load()) {
     out.fail_flushed(std::make_exception_ptr(ClosedChannelError("output is shut down")), true);
     return;

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include <asio/io_context.hpp>
 #include <asio/post.hpp>
 #include <trellis/testing/allocation_counter.hpp>
 #include <trellis/transport.hpp>

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include "tcp_test_support.hpp"
 
 using namespace trellis;

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include <spdlog/spdlog.h>
+#include <spdlog/fwd.h>
 
 #include <trellis/pipeline/channel_handler.hpp>
 
@@ -20,9 +20,11 @@ class LoggingHandler final : public ChannelDuplexHandler {
   /// Hex dumps stop after this many bytes (the rest is counted, not shown).
   static constexpr std::size_t kMaxDumpBytes = 4096;
 
-  /// Logs at `level` (nothing is formatted when spdlog would drop that level).
-  explicit LoggingHandler(spdlog::level::level_enum level = spdlog::level::debug) noexcept
-      : level_(level) {}
+  /// Logs at `spdlog::level::debug`.
+  LoggingHandler() noexcept;
+  /// Logs at `level` (nothing is formatted when spdlog would drop that level; naming a level
+  /// needs `<spdlog/spdlog.h>`).
+  explicit LoggingHandler(spdlog::level::level_enum level) noexcept;
   /// True: one LoggingHandler may sit in several pipelines.
   bool is_sharable() const noexcept override { return true; }
 
@@ -50,7 +52,7 @@ class LoggingHandler final : public ChannelDuplexHandler {
   void flush(ChannelHandlerContext& ctx) override;
 
  private:
-  bool enabled() const noexcept { return spdlog::should_log(level_); }
+  bool enabled() const noexcept;
   void log(ChannelHandlerContext& ctx, std::string_view event, std::string_view detail = {});
   std::string describe(const Message& msg) const;
 

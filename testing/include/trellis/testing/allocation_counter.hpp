@@ -7,17 +7,19 @@
 
 namespace trellis::testing {
 
-// Allocations made by the calling thread since it started (0 when the hook is not linked).
+/// Allocations made by the calling thread since it started (0 when the hook is not linked).
 std::uint64_t thread_allocations() noexcept;
-// Allocations made by all threads of the process.
+/// Allocations made by all threads of the process.
 std::uint64_t total_allocations() noexcept;
-// True when the counting operator new is linked into this binary.
+/// True when the counting operator new is linked into this binary.
 bool allocation_hook_installed() noexcept;
 
-// Counts the allocations of the calling thread between construction and count().
+/// Counts the allocations of the calling thread between construction and count().
 class AllocationScope {
  public:
+  /// Starts counting.
   AllocationScope() noexcept : start_(thread_allocations()) {}
+  /// Allocations of the calling thread since construction.
   std::uint64_t count() const noexcept { return thread_allocations() - start_; }
 
  private:

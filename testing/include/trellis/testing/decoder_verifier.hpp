@@ -22,21 +22,22 @@
 
 namespace trellis::testing {
 
-// One chunk of input and the messages the decoder produces once it has seen it (and all chunks
-// before it).
+/// One chunk of input and the messages the decoder produces once it has seen it (and all chunks
+/// before it).
 template <class T>
 struct DecoderStep {
-  std::string input;
-  std::vector<T> expected;
+  std::string input;        ///< The chunk of input.
+  std::vector<T> expected;  ///< The messages it completes.
 };
 
+/// How verify_decoder() and verify_frame_decoder() run the decoder.
 struct DecoderVerifierOptions {
-  // false (default): after the input the decoder is removed from the pipeline, and any bytes it
-  // hands on (undecoded leftovers) fail the check. true: the channel is closed instead, so the
-  // decoder's decode_last runs (for protocols whose last message ends with the stream); what it
-  // produces is compared too.
+  /// false (default): after the input the decoder is removed from the pipeline, and any bytes it
+  /// hands on (undecoded leftovers) fail the check. true: the channel is closed instead, so the
+  /// decoder's decode_last runs (for protocols whose last message ends with the stream); what it
+  /// produces is compared too.
   bool close_at_end = false;
-  // Also feed every split of the whole input into two buffers (O(n^2) bytes fed).
+  /// Also feed every split of the whole input into two buffers (O(n^2) bytes fed).
   bool split_in_two = true;
 };
 
@@ -103,15 +104,9 @@ struct DefaultMessagePrinter {
 
 }  // namespace detail
 
-// Makes a fresh decoder handler per run.
+/// Makes a fresh decoder handler per run.
 using DecoderFactory = std::function<std::shared_ptr<ChannelHandler>()>;
 
-// Runs the decoder over the steps' inputs (a) byte by byte, (b) all in one buffer, (c) one buffer
-// per step, (d) split in two at every position, each time on a fresh channel with a fresh
-// decoder, and checks that the concatenation of the steps' expected messages comes out, in order,
-// with nothing left over and no exception. Returns nullopt on success, else a description naming
-// the failing mode. `eq(expected, actual)` compares, `print(value)` describes a message.
-// T = Message works too (decoders with several output types) with a custom eq and print.
 namespace detail {
 
 // kFrames: the decoder emits ByteBufs, compared (as strings) with T = std::string.
@@ -229,6 +224,12 @@ std::optional<std::string> verify_decoder_impl(const DecoderFactory& factory,
 
 }  // namespace detail
 
+/// Runs the decoder over the steps' inputs (a) byte by byte, (b) all in one buffer, (c) one buffer
+/// per step, (d) split in two at every position, each time on a fresh channel with a fresh
+/// decoder, and checks that the concatenation of the steps' expected messages comes out, in order,
+/// with nothing left over and no exception. Returns nullopt on success, else a description naming
+/// the failing mode. `eq(expected, actual)` compares, `print(value)` describes a message.
+/// T = Message works too (decoders with several output types) with a custom eq and print.
 template <class T, class Eq = detail::DefaultMessageEq, class Print = detail::DefaultMessagePrinter>
 std::optional<std::string> verify_decoder(const DecoderFactory& factory,
                                           const std::vector<DecoderStep<T>>& steps,
@@ -237,7 +238,7 @@ std::optional<std::string> verify_decoder(const DecoderFactory& factory,
   return detail::verify_decoder_impl<false>(factory, steps, options, eq, print);
 }
 
-// Single-input form: the whole input and every message it decodes to.
+/// Single-input form: the whole input and every message it decodes to.
 template <class T, class Eq = detail::DefaultMessageEq, class Print = detail::DefaultMessagePrinter>
 std::optional<std::string> verify_decoder(const DecoderFactory& factory, std::string input,
                                           std::vector<T> expected,
@@ -248,7 +249,7 @@ std::optional<std::string> verify_decoder(const DecoderFactory& factory, std::st
   return verify_decoder<T>(factory, steps, options, std::move(eq), std::move(print));
 }
 
-// For decoders that emit ByteBuf frames: the expected frames are given as strings.
+/// For decoders that emit ByteBuf frames: the expected frames are given as strings.
 inline std::optional<std::string> verify_frame_decoder(
     const DecoderFactory& factory, const std::vector<DecoderStep<std::string>>& steps,
     DecoderVerifierOptions options = {}) {
@@ -256,6 +257,7 @@ inline std::optional<std::string> verify_frame_decoder(
   detail::DefaultMessagePrinter print;
   return detail::verify_decoder_impl<true>(factory, steps, options, eq, print);
 }
+/// Single-input form of verify_frame_decoder(): the whole input and every frame it decodes to.
 inline std::optional<std::string> verify_frame_decoder(const DecoderFactory& factory,
                                                        std::string input,
                                                        std::vector<std::string> frames,
@@ -267,7 +269,7 @@ inline std::optional<std::string> verify_frame_decoder(const DecoderFactory& fac
 
 }  // namespace trellis::testing
 
-// CHECKs that trellis::testing::verify_*decoder(...) found nothing wrong, printing what it found.
+/// CHECKs that trellis::testing::verify_*decoder(...) found nothing wrong, printing what it found.
 #define TRELLIS_CHECK_DECODER(verification)                                \
   do {                                                                     \
     auto trellis_failure_ = (verification);                                \

@@ -74,15 +74,17 @@ struct AsyncServerBinding {
 
 }  // namespace detail
 
-// Made by ServerBootstrap::bind_async<In, Out>. Each accepted channel gets its pipeline from the
-// bootstrap's child_handler first; then, on the child's own event loop, an AsyncChannel<In, Out>
-// is put at the tail (reading starts only then: children are created with auto_read off), and
-// the child is handed to accept(), in accept order. accept() runs on the server channel's loop;
-// use each child from its own loop: `child->event_loop().spawn(serve(std::move(*child)))`.
+/// Made by ServerBootstrap::bind_async<In, Out>. Each accepted channel gets its pipeline from the
+/// bootstrap's child_handler first; then, on the child's own event loop, an AsyncChannel<In, Out>
+/// is put at the tail (reading starts only then: children are created with auto_read off), and
+/// the child is handed to accept(), in accept order. accept() runs on the server channel's loop;
+/// use each child from its own loop: `child->event_loop().spawn(serve(std::move(*child)))`.
 template <class In, class Out>
 class AsyncServerChannel {
  public:
+  /// Takes over o's server (o is left empty).
   AsyncServerChannel(AsyncServerChannel&&) noexcept = default;
+  /// Closes this server as the destructor does, then takes over o's.
   AsyncServerChannel& operator=(AsyncServerChannel&& o) noexcept {
     if (this != &o) {
       reset();
@@ -92,20 +94,20 @@ class AsyncServerChannel {
   }
   AsyncServerChannel(const AsyncServerChannel&) = delete;
   AsyncServerChannel& operator=(const AsyncServerChannel&) = delete;
-  // Closes the listening channel and the accepted children nobody took; off the server's loop
-  // it waits (at most 5 s) until that is done.
+  /// Closes the listening channel and the accepted children nobody took; off the server's loop
+  /// it waits (at most 5 s) until that is done.
   ~AsyncServerChannel() { reset(); }
 
-  // The next accepted channel, set up and wrapped; std::nullopt once the server channel closed
-  // (the children accepted before are handed out first). On the server channel's event loop,
-  // one task at a time (IllegalStateError otherwise). A cancellation point.
+  /// The next accepted channel, set up and wrapped; std::nullopt once the server channel closed
+  /// (the children accepted before are handed out first). On the server channel's event loop,
+  /// one task at a time (IllegalStateError otherwise). A cancellation point.
   detail::AcceptAwaiter<In, Out> accept() {
     binding_.acceptor->check_on_loop("accept()");
     return detail::AcceptAwaiter<In, Out>(*binding_.acceptor);
   }
 
-  // Closes the listening channel (from any thread); accept() yields nullopt after the children
-  // already accepted. The future completes when it is closed.
+  /// Closes the listening channel (from any thread); accept() yields nullopt after the children
+  /// already accepted. The future completes when it is closed.
   Future<void> close() {
     Channel& ch = *binding_.server;
     ChannelPromise promise = ch.new_promise();
@@ -113,14 +115,15 @@ class AsyncServerChannel {
     ch.close(std::move(promise));
     return done;
   }
-  // The bound address (with the port the system chose for port 0).
+  /// The bound address (with the port the system chose for port 0).
   std::optional<SocketAddress> local_address() const { return binding_.server->local_address(); }
+  /// The listening channel.
   Channel& channel() const noexcept { return *binding_.server; }
-  // The loop accept() must be awaited on.
+  /// The loop accept() must be awaited on.
   EventExecutor& event_loop() const noexcept { return binding_.server->event_loop(); }
-  // Accepted children waiting for accept() (snapshot, from any thread).
+  /// Accepted children waiting for accept() (snapshot, from any thread).
   std::size_t buffered() const noexcept { return binding_.acceptor->buffered(); }
-  // True while the server has stopped accepting because high_watermark children wait.
+  /// True while the server has stopped accepting because high_watermark children wait.
   bool accepting_paused() const noexcept { return binding_.acceptor->accepting_paused(); }
 
  private:

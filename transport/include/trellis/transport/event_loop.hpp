@@ -22,6 +22,7 @@
 #pragma once
 
 #include <atomic>
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -30,37 +31,48 @@
 #include <thread>
 #include <vector>
 
-#include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
-
 #include <trellis/pipeline/abstract_scheduled_event_executor.hpp>
 #include <trellis/pipeline/manual_clock.hpp>
 #include <trellis/transport/event_loop_options.hpp>
 
+namespace asio {
+class io_context;
+}  // namespace asio
+
 namespace trellis {
 
+/// One thread running one Asio `io_context`: an executor (tasks, scheduled tasks, coroutine
+/// tasks) and the home of the channels registered with it. `execute`, `schedule*`, `spawn` and
+/// the shutdown calls may be made from any thread; Asio I/O objects on `io_context()` only on
+/// the loop's thread. After shutdown, `execute` fails with RejectedExecutionError.
 class EventLoop final : public AbstractScheduledEventExecutor {
  public:
-  // Starts the loop's thread, named name (at most 15 characters are kept).
+  /// Starts the loop's thread, named name (at most 15 characters are kept).
   explicit EventLoop(std::string name = {});
+  /// Starts the loop's thread with options (its name and clock).
   explicit EventLoop(EventLoopOptions options);
-  // Shuts down without a quiet period and joins the thread. Destroying a standalone loop from
-  // its own thread cannot be made safe: it is reported and the process aborts. (A loop owned by
-  // an EventLoopGroup destroyed from one of its threads is kept alive until its thread ends.)
+  /// Shuts down without a quiet period and joins the thread. Destroying a standalone loop from
+  /// its own thread cannot be made safe: it is reported and the process aborts. (A loop owned by
+  /// an EventLoopGroup destroyed from one of its threads is kept alive until its thread ends.)
   ~EventLoop() override;
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
 
+  /// Runs fn on the loop's thread, in order with the other tasks (RejectedExecutionError after
+  /// shutdown).
   void execute(UniqueFunction<void()> fn) override;
+  /// True on the loop's thread.
   bool in_event_loop() const override;
-  // The monotonic clock (its coarse reading: CLOCK_MONOTONIC_COARSE), or the manual clock of
-  // the options. The production loop pays one well-predicted branch on a member for it.
+  /// The monotonic clock, or the manual clock of the options. The production loop pays one
+  /// well-predicted branch on a member for it.
   std::int64_t current_time_nanos() const override {
     if (clock_ != nullptr) [[unlikely]] {
       return clock_->now_nanos();
     }
     return monotonic_nanos();
   }
+  /// The time a schedule counts its delay from: on the loop's thread, the loop time (read once
+  /// per batch of tasks); elsewhere current_time_nanos().
   std::int64_t schedule_time_nanos() const override {
     if (detail::t_owning_loop == this && loop_time_ != kLoopTimeOff) [[likely]] {
       if (loop_time_ == kLoopTimeUnread) loop_time_ = current_time_nanos();
@@ -68,48 +80,65 @@ class EventLoop final : public AbstractScheduledEventExecutor {
     }
     return current_time_nanos();
   }
+  /// The coarse monotonic clock (CLOCK_MONOTONIC_COARSE), or the manual clock of the options.
   std::int64_t coarse_time_nanos() const override {
     if (clock_ != nullptr) [[unlikely]] {
       return clock_->now_nanos();
     }
     return coarse_monotonic_nanos();
   }
-  // The manual clock the loop reads (EventLoopOptions::clock), or null.
+  /// The manual clock the loop reads (EventLoopOptions::clock), or null.
   const std::shared_ptr<ManualClock>& manual_clock() const noexcept { return manual_clock_; }
-  // On the loop's thread straight into the heap; from others through the lock-free inboxes.
+  /// Internal: adds a scheduled task (on the loop's thread straight into the heap; from others
+  /// through the lock-free inboxes).
   void schedule_task(detail::ScheduledTaskBase* task) override;
+  /// Internal: cancels a scheduled task, from any thread.
   void cancel_scheduled_task(detail::ScheduledTaskBase* task) override;
+  /// Completes when the loop's thread has stopped.
   Future<void> termination_future() override { return termination_.future(); }
+  /// True once a shutdown has begun.
   bool is_shutting_down() const override;
+  /// True once the loop's thread has stopped.
   bool is_terminated() const override;
 
-  // The loop's Asio context and executor: asio::co_spawn, timers and resolvers run on the
-  // loop thread through them.
-  asio::io_context& io_context() noexcept { return io_; }
-  asio::io_context::executor_type asio_executor() noexcept { return io_.get_executor(); }
+  /// The loop's Asio context: Asio timers, resolvers and sockets run on the loop thread through
+  /// it. This header only declares `asio::io_context`: include `<asio/io_context.hpp>` to use it.
+  asio::io_context& io_context() noexcept { return *io_; }
+  /// The executor of io_context(), for `asio::co_spawn` and Asio I/O objects. A template only
+  /// so that this header need not see the complete `asio::io_context`: include
+  /// `<asio/io_context.hpp>` to call it.
+  template <class Context = asio::io_context>
+  requires std::same_as<Context, asio::io_context>
+  typename Context::executor_type asio_executor() noexcept {
+    Context& io = *io_;
+    return io.get_executor();
+  }
+  /// The loop thread's name.
   const std::string& name() const noexcept { return name_; }
-  // Cancels every scheduled task of the loop (on the loop's thread only), as Netty's
-  // cancelScheduledTasks(): benchmarks reset the queue with it between batches.
+  /// Cancels every scheduled task of the loop (on the loop's thread only), as Netty's
+  /// cancelScheduledTasks(): benchmarks reset the queue with it between batches.
   using AbstractScheduledEventExecutor::cancel_scheduled_tasks;
-  // How many times work from outside woke the loop (posted a drain); for tests and benchmarks.
+  /// How many times work from outside woke the loop (posted a drain); for tests and benchmarks.
   std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
 
-  // Runs fn on the loop thread when the loop shuts down, before it stops (channels close here).
+  /// Runs fn on the loop thread when the loop shuts down, before it stops (channels close here).
   void on_shutdown(UniqueFunction<void()> fn);
-  // The loop's thread keeps self alive and releases it as the very last thing it does.
+  /// The loop's thread keeps self alive and releases it as the very last thing it does.
   void keep_alive_until_exit(std::shared_ptr<EventLoop> self);
-  // Waits for the loop's thread to end (after shutdown) and joins it. Not from the loop itself.
+  /// Waits for the loop's thread to end (after shutdown) and joins it. Not from the loop itself.
   void join();
 
  protected:
-  // The quiet period and the timeout are measured on the monotonic clock even under a manual
-  // clock: a loop shuts down by itself however the test's clock moves.
+  /// Begins a shutdown: the loop runs until no task came for quiet_period, or until timeout.
+  /// The quiet period and the timeout are measured on the monotonic clock even under a manual
+  /// clock: a loop shuts down by itself however the test's clock moves.
   Future<void> do_shutdown_gracefully(std::chrono::nanoseconds quiet_period,
                                       std::chrono::nanoseconds timeout) override;
 
  private:
   enum State : int { kRunning, kShuttingDown, kShutdown, kTerminated };
   class LoopTimeScope;
+  struct AsioState;  // the io_context and the loop's two timers (event_loop.cpp)
 
   void run();
   void post_drain();
@@ -133,9 +162,8 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   std::shared_ptr<ManualClock> manual_clock_;
   const ManualClock* clock_;  // manual_clock_.get(), read on every time query
   ManualClock::SubscriptionId clock_subscription_ = 0;
-  asio::io_context io_;
-  asio::steady_timer timer_;
-  asio::steady_timer shutdown_timer_;
+  std::unique_ptr<AsioState> asio_;
+  asio::io_context* io_;  // &asio_->io: one load to reach the context, as before the indirection
 
   std::mutex queue_mutex_;
   std::vector<UniqueFunction<void()>> incoming_;

@@ -14,54 +14,70 @@
 
 namespace trellis {
 
+/// N event loops, one thread each, handed out round robin by next(). Every member may be
+/// called from any thread, except the destructor and join(), which must not run on one of the
+/// group's own threads.
 class EventLoopGroup {
  public:
-  // n == 0: one loop per core.
+  /// Starts n loops; n == 0: one loop per core.
   explicit EventLoopGroup(std::size_t n = 0);
-  // Every loop built with options (a non-empty name gets "-<index>" appended); tests pass
-  // {.clock = manual_clock} to run the whole group in virtual time.
+  /// Every loop built with options (a non-empty name gets "-<index>" appended); tests pass
+  /// {.clock = manual_clock} to run the whole group in virtual time.
   EventLoopGroup(std::size_t n, EventLoopOptions options);
-  // Shuts down every loop (no quiet period) and joins the threads. From one of the group's own
-  // threads this is a programming error: it is logged and the threads are detached (each loop
-  // object stays alive until its thread ends).
+  /// Shuts down every loop (no quiet period) and joins the threads. From one of the group's own
+  /// threads this is a programming error: it is logged and the threads are detached (each loop
+  /// object stays alive until its thread ends).
   ~EventLoopGroup();
   EventLoopGroup(const EventLoopGroup&) = delete;
   EventLoopGroup& operator=(const EventLoopGroup&) = delete;
 
+  /// The next loop, round robin.
   EventLoop& next() noexcept;
-  // Starts task on the next loop (EventExecutor::spawn): it runs there, and resumes there after
-  // every co_await.
+  /// Starts task on the next loop (EventExecutor::spawn): it runs there, and resumes there after
+  /// every co_await.
   template <class T>
   Future<T> spawn(Task<T> task) {
     return next().spawn(std::move(task));
   }
+  /// How many loops the group has.
   std::size_t size() const noexcept { return loops_.size(); }
+  /// The loop at index i (i < size()).
   EventLoop& operator[](std::size_t i) const noexcept { return *loops_[i]; }
+  /// True on one of the group's loop threads.
   bool contains_current_thread() const noexcept;
 
+  /// Walks the group's loops (as EventLoop&) in index order.
   class Iterator {
    public:
+    /// The iterator over the group's loop pointers that it wraps.
     using Inner = std::vector<std::shared_ptr<EventLoop>>::const_iterator;
+    /// Wraps it.
     explicit Iterator(Inner it) : it_(it) {}
+    /// The loop.
     EventLoop& operator*() const { return **it_; }
+    /// Moves to the next loop.
     Iterator& operator++() {
       ++it_;
       return *this;
     }
+    /// True when both point at the same loop.
     bool operator==(const Iterator&) const = default;
 
    private:
     Inner it_;
   };
+  /// The first loop.
   Iterator begin() const { return Iterator(loops_.begin()); }
+  /// Past the last loop.
   Iterator end() const { return Iterator(loops_.end()); }
 
-  // Shuts every loop down gracefully. The future completes when all loops have terminated (their
-  // threads have run their last task; join() then returns at once).
+  /// Shuts every loop down gracefully. The future completes when all loops have terminated (their
+  /// threads have run their last task; join() then returns at once).
   Future<void> shutdown_gracefully(std::chrono::nanoseconds quiet_period = std::chrono::seconds(2),
                                    std::chrono::nanoseconds timeout = std::chrono::seconds(15));
+  /// Completes when every loop has terminated.
   Future<void> termination_future() const { return shared_->termination.future(); }
-  // Waits for termination and joins the threads (not from one of them).
+  /// Waits for termination and joins the threads (not from one of them).
   void join();
 
  private:
@@ -87,11 +103,11 @@ class EventLoopGroup {
   AsDefault as_default_{*this};
 };
 
-// Makes default_executor() hand out group's loops: on one of them, that loop; elsewhere the
-// group's next(). So tasks spawned on default_executor() and their continuations run on the
-// group's loops instead of the process-wide pool. Returns false, changing nothing, when
-// default_executor() has already handed out the pool or another group is installed. The group
-// uninstalls itself when destroyed; from then on default_executor() is the pool again.
+/// Makes default_executor() hand out group's loops: on one of them, that loop; elsewhere the
+/// group's next(). So tasks spawned on default_executor() and their continuations run on the
+/// group's loops instead of the process-wide pool. Returns false, changing nothing, when
+/// default_executor() has already handed out the pool or another group is installed. The group
+/// uninstalls itself when destroyed; from then on default_executor() is the pool again.
 bool install_event_loop_group_as_default_executor(EventLoopGroup& group) noexcept;
 
 }  // namespace trellis

@@ -17,65 +17,80 @@
 #include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/transport/channel_option.hpp>
 #include <trellis/transport/detail/loop_channel_registry.hpp>
-#include <trellis/transport/detail/reactor_descriptor.hpp>
+#include <trellis/transport/detail/reactor_io_slot.hpp>
 #include <trellis/transport/event_loop.hpp>
 
 namespace trellis {
 
-// A connect attempt did not complete within the connect timeout.
+/// A connect attempt did not complete within the connect timeout.
 class ConnectTimeoutError : public IoError {
  public:
   using IoError::IoError;
 };
 
+/// A connected stream socket (TCP over IPv4/IPv6, or Unix domain) on an EventLoop: a client's,
+/// made by Bootstrap, or one a ServerSocketChannel accepted. It reads ByteBufs and writes
+/// ByteBuf, CompositeByteBuf and FileRegion messages. Channel operations may be called from any
+/// thread (they run on the loop). A failed connect fails its promise with IoError
+/// (ConnectTimeoutError when the connect timeout ran out); a write of another type fails with
+/// InvalidArgumentError, and writes after shutdown_output() or close with ClosedChannelError.
 class SocketChannel final : public Channel,
                             public std::enable_shared_from_this<SocketChannel>,
                             private detail::LoopRegisteredChannel {
  public:
-  // Receive buffer bounds of the adaptive read size.
+  /// The smallest receive buffer of the adaptive read size.
   static constexpr std::size_t kMinReadSize = 64;
+  /// The first receive buffer size.
   static constexpr std::size_t kInitialReadSize = 2048;
+  /// The largest receive buffer of the adaptive read size.
   static constexpr std::size_t kMaxReadSize = 64 * 1024;
 
-  // An unconnected channel (a client's); the socket is created by connect or bind.
+  /// An unconnected channel (a client's); the socket is created by connect or bind.
   static std::shared_ptr<SocketChannel> create(EventLoop& loop);
-  // A channel over an accepted, non-blocking socket fd (takes ownership of fd).
+  /// A channel over an accepted, non-blocking socket fd (takes ownership of fd).
   static std::shared_ptr<SocketChannel> create_accepted(EventLoop& loop, Channel* parent, int fd);
 
   ~SocketChannel() override;
 
-  // Registers the channel with its loop (from any thread): options and handlers are set first.
-  // The future completes on the loop once channel_registered has fired.
+  /// Registers the channel with its loop (from any thread): options and handlers are set first.
+  /// The future completes on the loop once channel_registered has fired.
   Future<void> register_channel(UniqueFunction<void(SocketChannel&)> before = {});
-  // Socket options for the socket, applied when the socket exists (now, or at connect/bind).
+  /// Socket options for the socket, applied when the socket exists (now, or at connect/bind).
   void set_options(const ChannelOptions& options);
-  // The same, sharing options with other channels (a server's accepted children).
+  /// The same, sharing options with other channels (a server's accepted children).
   void set_options(std::shared_ptr<const ChannelOptions> options);
 
-  // shared_from_this() gives a shared_ptr<SocketChannel> (Channel::shared_from_this() a Channel).
+  /// shared_from_this() gives a shared_ptr<SocketChannel> (Channel::shared_from_this() a Channel).
   using std::enable_shared_from_this<SocketChannel>::shared_from_this;
 
+  /// True until closed.
   bool is_open() const override { return state_.load(std::memory_order_acquire) != kClosed; }
+  /// True while connected.
   bool is_active() const override { return state_.load(std::memory_order_acquire) == kActive; }
+  /// Internal: a shared_ptr to this channel (null once it is being destroyed).
   std::shared_ptr<Channel> shared_owner() noexcept override { return weak_from_this().lock(); }
+  /// The socket's local address, once bound or connected.
   std::optional<SocketAddress> local_address() const override;
+  /// The peer's address, once connected.
   std::optional<SocketAddress> remote_address() const override;
 
-  // Shuts the output down (sends FIN) from any thread; pending writes fail.
+  /// Shuts the output down (sends FIN) from any thread; pending writes fail.
   Future<void> shutdown_output() override;
+  /// True once shutdown_output() took effect.
   bool is_output_shutdown() const noexcept override { return output_shutdown_.load(); }
-  // True once the peer's FIN was read: with half-closure, and also while the channel (without
-  // half-closure) writes its flushed output before it closes.
+  /// True once the peer's FIN was read: with half-closure, and also while the channel (without
+  /// half-closure) writes its flushed output before it closes.
   bool is_input_shutdown() const noexcept { return input_shutdown_.load(); }
-  // With half-closure allowed, a peer's FIN fires ChannelInputShutdownEvent instead of closing.
-  // Without it (the default) the channel stops reading and closes once the writes flushed so
-  // far are written, within config().eof_drain_timeout() of the FIN.
+  /// With half-closure allowed, a peer's FIN fires ChannelInputShutdownEvent instead of closing.
+  /// Without it (the default) the channel stops reading and closes once the writes flushed so
+  /// far are written, within config().eof_drain_timeout() of the FIN.
   void set_allow_half_closure(bool on) noexcept { allow_half_closure_.store(on); }
+  /// Whether a peer's FIN fires ChannelInputShutdownEvent instead of closing.
   bool allow_half_closure() const noexcept { return allow_half_closure_.load(); }
-  // The current adaptive read size (for tests).
+  /// The current adaptive read size (for tests).
   std::size_t read_size() const noexcept { return read_size_; }
-  // When a peer's FIN started a drain of the flushed writes (no half-closure): its deadline on
-  // the loop's clock (current_time_nanos()); it stays set after the close. For tests.
+  /// When a peer's FIN started a drain of the flushed writes (no half-closure): its deadline on
+  /// the loop's clock (current_time_nanos()); it stays set after the close. For tests.
   std::optional<std::int64_t> eof_drain_deadline_nanos() const noexcept {
     const std::int64_t d = eof_drain_deadline_.load(std::memory_order_acquire);
     if (d == kNoDeadline) return std::nullopt;
@@ -83,15 +98,25 @@ class SocketChannel final : public Channel,
   }
 
  protected:
+  /// Internal: puts an accepted socket on the loop's reactor and joins the loop's registry.
   void do_register() override;
+  /// Internal: creates the socket and binds it (IoError on failure).
   void do_bind(const SocketAddress& local) override;
+  /// Internal: starts a non-blocking connect; the promise completes when it does.
   void do_connect(const SocketAddress& remote, const std::optional<SocketAddress>& local,
                   ChannelPromise promise) override;
+  /// Internal: closes the socket, aborting its waits.
   void do_close() override;
+  /// Internal: leaves the loop's registry and releases the socket.
   void do_deregister() override;
+  /// Internal: starts reading.
   void do_begin_read() override;
+  /// Internal: writes the flushed messages, waiting for writability when the socket is full.
   void do_write(ChannelOutboundBuffer& out) override;
+  /// Internal: accepts ByteBuf, CompositeByteBuf and FileRegion (InvalidArgumentError
+  /// otherwise; ClosedChannelError after shutdown_output()).
   Message filter_outbound_message(Message&& msg) override;
+  /// Internal: a pending read request is dropped.
   void on_auto_read_cleared() override { read_pending_ = false; }
 
  private:
@@ -100,6 +125,7 @@ class SocketChannel final : public Channel,
   static constexpr std::int64_t kNoDeadline = std::numeric_limits<std::int64_t>::min();
 
  public:
+  /// Internal: use create() or create_accepted().
   SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int fd);
 
  private:
@@ -137,9 +163,9 @@ class SocketChannel final : public Channel,
   };
 
   EventLoop& loop_;
-  detail::ReactorDescriptor socket_;
-  detail::ReadinessWait read_wait_;
-  detail::ReadinessWait write_wait_;  // writability, or the connect's completion
+  // The socket on the loop's reactor and its read and write waits (reactor_io.hpp), held
+  // inside the channel: no allocation per connection.
+  detail::ReactorIoSlot io_;
   int fd_ = -1;
   std::atomic<int> state_{kOpen};
   std::atomic<bool> input_shutdown_{false};
