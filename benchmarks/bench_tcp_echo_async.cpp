@@ -20,10 +20,12 @@
 //
 // The async clients' writes are AsyncWriteCompletion::queued (as SwiftNIO's NIOAsyncWriter: a
 // write goes on once queued, several go out in one system call); --client_writes=written makes
-// each write wait until the socket took it. The servers' echo writes wait (the default).
+// each write wait until the socket took it. The servers' echo writes wait (the default,
+// AsyncWriteCompletion::written); --server_writes=queued makes them go on once queued as well.
 //
 //   bench_tcp_echo_async [--messages=N] [--round_trips=R] [--quick]
-//                        [--client_writes=queued|written] [benchmark flags]
+//                        [--client_writes=queued|written] [--server_writes=written|queued]
+//                        [benchmark flags]
 //
 // --quick is --messages=100000 --round_trips=20000. The hook cannot be installed once
 // default_executor() has handed out the pool, so AsyncGlobalHook runs before AsyncDefaultExecutor
@@ -61,6 +63,7 @@ std::size_t g_messages = 1'000'000;
 std::size_t g_round_trips = 100'000;
 // How the async clients' writes complete (--client_writes=queued|written).
 AsyncWriteCompletion g_client_writes = AsyncWriteCompletion::queued;
+AsyncWriteCompletion g_server_writes = AsyncWriteCompletion::written;
 
 using EchoChannel = AsyncChannel<ByteBuf, ByteBuf>;
 
@@ -374,8 +377,11 @@ void run_async(benchmark::State& state, Mode mode, int loops, std::size_t count,
   EventExecutor* child_loop = nullptr;
   EventExecutor* client_loop = nullptr;
   {
-    auto server =
-        ServerBootstrap().group(*group).bind_async<ByteBuf, ByteBuf>("127.0.0.1", 0).get();
+    auto server = ServerBootstrap()
+                      .group(*group)
+                      .bind_async<ByteBuf, ByteBuf>(
+                          "127.0.0.1", 0, {.child = {.write_completion = g_server_writes}})
+                      .get();
     Future<Future<void>> accepted =
         server.event_loop().spawn(accept_one(server, on_loop, &child_loop));
     EchoChannel client =
@@ -463,6 +469,10 @@ void parse_flags(int& argc, char** argv) {
       g_client_writes = AsyncWriteCompletion::queued;
     } else if (arg == "--client_writes=written") {
       g_client_writes = AsyncWriteCompletion::written;
+    } else if (arg == "--server_writes=queued") {
+      g_server_writes = AsyncWriteCompletion::queued;
+    } else if (arg == "--server_writes=written") {
+      g_server_writes = AsyncWriteCompletion::written;
     } else if (arg == "--quick") {
       g_messages = 100'000;
       g_round_trips = 20'000;

@@ -4,6 +4,7 @@
 
 #include <trellis/pipeline/abstract_scheduled_event_executor.hpp>
 #include <trellis/pipeline/async_channel.hpp>
+#include <trellis/pipeline/async_channel_options.hpp>
 #include <trellis/pipeline/attribute_map.hpp>
 #include <trellis/pipeline/awaitables.hpp>
 #include <trellis/pipeline/blocking.hpp>

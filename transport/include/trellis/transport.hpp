@@ -3,6 +3,7 @@
 
 #include <trellis/pipeline.hpp>
 #include <trellis/transport/async_server_channel.hpp>
+#include <trellis/transport/async_server_channel_options.hpp>
 #include <trellis/transport/bootstrap.hpp>
 #include <trellis/transport/channel_option.hpp>
 #include <trellis/transport/datagram_channel.hpp>

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 
+#include <trellis/pipeline/async_channel_options.hpp>
 #include <trellis/pipeline/channel_handler.hpp>
 #include <trellis/pipeline/detail/ring_buffer.hpp>
 #include <trellis/pipeline/message.hpp>
@@ -18,28 +19,6 @@
 namespace trellis {
 
 class Channel;
-
-// When an AsyncChannel's awaited write() goes on.
-enum class AsyncWriteCompletion {
-  // Once the write completed (the transport took it); its failure is thrown there.
-  written,
-  // Once the write is queued and flushed (SwiftNIO's NIOAsyncWriter): the writer does not wait
-  // for the socket, so several writes can be on their way and go out in one system call. A
-  // failed write is not thrown by that write: the transport's write error reaches the inbound
-  // stream (next() throws it) and, under auto_close, closes the channel, after which write()
-  // throws ClosedChannelError.
-  queued,
-};
-
-// Back-pressure of AsyncChannel's inbound side: once high_watermark messages wait for the
-// reader, the channel stops reading (auto_read off); it reads again when fewer than
-// low_watermark wait. 0 < low_watermark <= high_watermark. write_completion: when an awaited
-// write() goes on (either way it first waits while the channel is unwritable).
-struct AsyncChannelOptions {
-  std::size_t low_watermark = 2;
-  std::size_t high_watermark = 16;
-  AsyncWriteCompletion write_completion = AsyncWriteCompletion::written;
-};
 
 namespace detail {
 

@@ -14,20 +14,10 @@
 #include <trellis/pipeline/async_channel.hpp>
 #include <trellis/pipeline/channel_handler.hpp>
 #include <trellis/pipeline/message.hpp>
+#include <trellis/transport/async_server_channel_options.hpp>
 #include <trellis/transport/channel_option.hpp>
 
 namespace trellis {
-
-// Back-pressure of AsyncServerChannel: once high_watermark accepted children wait for accept()
-// (counting those still being set up on their loops), the server channel stops accepting
-// (auto_read off; the kernel's backlog holds further connections); it accepts again when fewer
-// than low_watermark wait. 0 < low_watermark <= high_watermark. `child` are the options of each
-// child's AsyncChannel.
-struct AsyncServerChannelOptions {
-  std::size_t low_watermark = 2;
-  std::size_t high_watermark = 16;
-  AsyncChannelOptions child = {};
-};
 
 namespace detail {
 
