@@ -70,7 +70,7 @@ TRELLIS_COMBINED_LAYER(CombinedFlush, kFlush)
    public:                                                                     \
     using Base::Base;                                                          \
     void name params override {                                                \
-      using H = decltype(this->half);                                          \
+      using H [[maybe_unused]] = decltype(this->half);                         \
       if (this->removed) [[unlikely]] {                                        \
         pass;                                                                  \
       } else {                                                                 \
