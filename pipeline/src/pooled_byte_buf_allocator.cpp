@@ -96,6 +96,7 @@ struct ThreadCache {
 
   std::array<ByteBufStorage*, kNumClasses> free_lists{};
   std::array<std::uint32_t, kNumClasses> free_counts{};
+  std::size_t free_bytes = 0;  // of all free lists
 
   OwnerCounter allocated;
   OwnerCounter allocated_bytes;
@@ -111,7 +112,8 @@ struct ThreadCache {
 // The shared part of a PooledByteBufAllocator. Reference counted by the allocator and by each
 // thread that has an open cache in it, so it outlives whichever of them goes last.
 struct BufferPool {
-  explicit BufferPool(const PooledByteBufAllocator::Options& options) {
+  explicit BufferPool(const PooledByteBufAllocator::Options& options)
+      : max_total_bytes(options.max_cached_bytes) {
     for (std::size_t i = 0; i < kNumClasses; ++i) {
       max_blocks[i] = static_cast<std::uint32_t>(std::min<std::size_t>(
           {options.max_cached_blocks_per_class, options.max_cached_bytes_per_class / class_size(i),
@@ -133,6 +135,7 @@ struct BufferPool {
   }
 
   std::array<std::uint32_t, kNumClasses> max_blocks{};
+  const std::size_t max_total_bytes;
   std::atomic<std::size_t> refs{1};
   std::atomic<bool> retired{false};  // its allocator is gone: threads drop their caches
 
@@ -269,6 +272,7 @@ ByteBufStorage* ThreadCache::allocate(std::size_t class_index) {
   if (storage != nullptr) {
     free_lists[class_index] = storage->next;
     --free_counts[class_index];
+    free_bytes -= size;
     storage->next = nullptr;
     storage->refs.store(1, std::memory_order_relaxed);
     cached.sub(1);
@@ -283,10 +287,12 @@ ByteBufStorage* ThreadCache::allocate(std::size_t class_index) {
 
 void ThreadCache::keep_or_delete(ByteBufStorage* storage) noexcept {
   const std::size_t class_index = class_of_block(storage->capacity);
-  if (free_counts[class_index] < pool->max_blocks[class_index]) {
+  if (free_counts[class_index] < pool->max_blocks[class_index] &&
+      free_bytes + storage->capacity <= pool->max_total_bytes) {
     storage->next = free_lists[class_index];
     free_lists[class_index] = storage;
     ++free_counts[class_index];
+    free_bytes += storage->capacity;
     cached.add(1);
   } else {
     delete_storage(storage);
@@ -335,6 +341,7 @@ void ThreadCache::free_cached_blocks() noexcept {
     while (storage != nullptr) delete_storage(std::exchange(storage, storage->next));
     free_counts[i] = 0;
   }
+  free_bytes = 0;
   cached.sub(cached.get());
 }
 

@@ -258,6 +258,40 @@ TEST_CASE("thread caches keep a bounded number of blocks per size class") {
   CHECK(s.live_buffers == 0);
 }
 
+TEST_CASE("a thread cache keeps at most max_cached_bytes over all size classes") {
+  PooledByteBufAllocator::Options options;
+  options.max_cached_bytes = 64 * 1024;
+  PooledByteBufAllocator alloc(options);
+  std::vector<ByteBuf> bufs;
+  for (int i = 0; i < 3; ++i) bufs.push_back(alloc.buffer(32 * 1024));
+  for (int i = 0; i < 4; ++i) bufs.push_back(alloc.buffer(8 * 1024));
+  for (auto& b : bufs) b = ByteBuf();  // freed in order: two of 32 KiB fill the 64 KiB
+  CHECK(alloc.stats().cached_blocks == 2);
+  bufs.clear();
+  { ByteBuf big = alloc.buffer(32 * 1024); }   // a hit, then kept again
+  { ByteBuf small = alloc.buffer(8 * 1024); }  // from the heap, and 72 KiB would be too many
+  CHECK(alloc.stats().cached_blocks == 2);
+  CHECK(alloc.stats().cache_hits == 1);
+  CHECK(alloc.stats().live_buffers == 0);
+}
+
+TEST_CASE("by default a working set of 64 blocks of 64 KiB cycles without operator new") {
+  REQUIRE(trellis::testing::allocation_hook_installed());
+  PooledByteBufAllocator alloc;
+  std::vector<ByteBuf> bufs;
+  bufs.reserve(64);
+  auto cycle = [&] {
+    for (int i = 0; i < 64; ++i)
+      bufs.push_back(alloc.buffer(PooledByteBufAllocator::kMaxSizeClass));
+    bufs.clear();
+  };
+  cycle();  // fills the cache
+  trellis::testing::AllocationScope scope;
+  for (int round = 0; round < 10; ++round) cycle();
+  CHECK(scope.count() == 0);
+  CHECK(alloc.stats().cached_blocks == 64);
+}
+
 TEST_CASE("trim_thread_cache frees the calling thread's cached blocks") {
   PooledByteBufAllocator alloc;
   { ByteBuf a = alloc.buffer(64), b = alloc.buffer(4096); }

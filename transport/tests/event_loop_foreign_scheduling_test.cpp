@@ -138,6 +138,44 @@ TEST_CASE("a schedule outside a batch of tasks (an Asio handler) reads the clock
   CHECK(d.second > d.first);
 }
 
+TEST_CASE("a long delay scheduled from another thread is never early and at most a tick late") {
+  EventLoop loop;
+  const std::int64_t tick = AbstractScheduledEventExecutor::coarse_monotonic_resolution_nanos();
+  REQUIRE(tick > 0);
+  constexpr std::int64_t hour = 3'600'000'000'000;
+  for (int i = 0; i < 1000; ++i) {
+    const std::int64_t before = loop.current_time_nanos();
+    auto f = loop.schedule(1h, [] {});
+    const std::int64_t after = loop.current_time_nanos();
+    // The coarse clock lags the exact one by up to a tick: without the tick added, most of these
+    // deadlines would fall before `before + hour`.
+    CHECK(f.deadline_nanos() >= before + hour);
+    CHECK(f.deadline_nanos() <= after + hour + tick);
+    f.cancel();
+  }
+}
+
+TEST_CASE("a short delay scheduled from another thread counts from the exact clock") {
+  EventLoop loop;
+  for (int i = 0; i < 1000; ++i) {
+    const std::int64_t before = loop.current_time_nanos();
+    auto f = loop.schedule(999ms, [] {});
+    const std::int64_t after = loop.current_time_nanos();
+    CHECK(f.deadline_nanos() >= before + 999'000'000);
+    CHECK(f.deadline_nanos() <= after + 999'000'000);
+    f.cancel();
+  }
+}
+
+TEST_CASE("under a manual clock a long delay from another thread counts from that clock") {
+  auto clock = std::make_shared<ManualClock>();
+  clock->advance_by(7s);
+  EventLoop loop(EventLoopOptions{.clock = clock});
+  auto f = loop.schedule(1h, [] {});
+  CHECK(f.deadline_nanos() == clock->now_nanos() + 3'600'000'000'000);
+  f.cancel();
+}
+
 TEST_CASE("under a manual clock a task's schedules follow the clock it advanced") {
   auto clock = std::make_shared<ManualClock>();
   EventLoop loop(EventLoopOptions{.clock = clock});

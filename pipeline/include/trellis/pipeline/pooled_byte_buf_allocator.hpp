@@ -15,11 +15,12 @@ struct BufferPool;
 /// Size-classed blocks (64 B .. 64 KiB) recycled through per-thread caches.
 ///
 /// Each thread that allocates gets its own cache of free blocks per size class (bounded in count
-/// and bytes). A block freed on its allocating thread goes back to that thread's cache; freed on
-/// another thread, it is pushed onto the owner's lock-free remote-free list, which the owner drains
-/// on its next allocation. When a thread exits, its cache frees its blocks and later frees of its
-/// buffers go straight to the heap; the empty cache is reused by the next new thread. Requests
-/// above kMaxSizeClass are plain heap allocations (still counted).
+/// and bytes per class, and in bytes over all classes: see Options). A block freed on its
+/// allocating thread goes back to that thread's cache; freed on another thread, it is pushed onto
+/// the owner's lock-free remote-free list, which the owner drains on its next allocation. When a
+/// thread exits, its cache frees its blocks and later frees of its buffers go straight to the heap;
+/// the empty cache is reused by the next new thread. Requests above kMaxSizeClass are plain heap
+/// allocations (still counted).
 ///
 /// Threading: thread-safe; a buffer may be freed on any thread.
 class PooledByteBufAllocator final : public ByteBufAllocator {
@@ -34,12 +35,17 @@ class PooledByteBufAllocator final : public ByteBufAllocator {
   /// further allocators bypass the cache.
   static constexpr std::size_t kMaxThreadCachesPerThread = 8;
 
-  /// Bounds of each size class in one thread cache: whichever is reached first.
+  /// Bounds of one thread cache: a freed block is kept while all three hold, else it goes back
+  /// to the heap. The defaults keep a working set of up to 64 blocks of the largest class (64
+  /// in-flight reads of 64 KiB, e.g. a few AsyncChannel consumers at their high watermark) off
+  /// the heap, while one thread never keeps more than 8 MiB of free blocks per allocator.
   struct Options {
     /// Free blocks a thread cache keeps per size class.
     std::size_t max_cached_blocks_per_class = 256;
     /// Bytes of free blocks a thread cache keeps per size class.
-    std::size_t max_cached_bytes_per_class = std::size_t{1} << 20;
+    std::size_t max_cached_bytes_per_class = std::size_t{4} << 20;
+    /// Bytes of free blocks a thread cache keeps over all its size classes.
+    std::size_t max_cached_bytes = std::size_t{8} << 20;
   };
 
   /// An allocator with the default Options.
