@@ -22,15 +22,6 @@ std::int64_t AbstractScheduledEventExecutor::coarse_monotonic_nanos() noexcept {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-std::int64_t AbstractScheduledEventExecutor::coarse_monotonic_resolution_nanos() noexcept {
-  static const std::int64_t resolution = [] {
-    timespec ts{};
-    ::clock_getres(CLOCK_MONOTONIC_COARSE, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-  }();
-  return resolution;
-}
-
 void AbstractScheduledEventExecutor::schedule_task(detail::ScheduledTaskBase* task) {
   if (in_event_loop()) {
     add_scheduled_task(task);

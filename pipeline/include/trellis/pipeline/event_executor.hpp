@@ -25,7 +25,7 @@ constexpr std::int64_t to_nanos(std::chrono::duration<Rep, Period> d) noexcept {
 // fn goes straight into the task node: no intermediate UniqueFunction to build and move.
 template <class R, class F>
 ScheduledFuture<R> schedule_on(EventExecutor* ex, std::int64_t delay, std::int64_t period, F&& fn) {
-  auto deadline = deadline_after(ex->schedule_time_nanos(delay), delay);
+  auto deadline = deadline_after(ex->schedule_time_nanos(), delay);
   auto* task = new ScheduledTask<R>(ex, deadline, period, std::forward<F>(fn));
   task->add_ref_unpublished();  // the future's reference
   ScheduledFuture<R> future(task, kAdoptRef);

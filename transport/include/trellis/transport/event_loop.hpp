@@ -71,21 +71,12 @@ class EventLoop final : public AbstractScheduledEventExecutor {
     }
     return monotonic_nanos();
   }
-  /// Delays of at least this long scheduled from another thread count from the coarse clock.
-  static constexpr std::int64_t kCoarseScheduleDelayNanos = 1'000'000'000;
   /// The time a schedule counts its delay from: on the loop's thread, the loop time (read once
-  /// per batch of tasks). From another thread, for a delay of at least kCoarseScheduleDelayNanos
-  /// on the monotonic clock, the coarse clock plus its tick (a third of the cost of an exact
-  /// reading; the task runs at most one tick, 1-4 ms, after its delay, never before);
-  /// otherwise current_time_nanos().
-  std::int64_t schedule_time_nanos(std::int64_t delay_nanos) const override {
-    if (detail::t_owning_loop == this) {
-      if (loop_time_ == kLoopTimeOff) return current_time_nanos();
+  /// per batch of tasks); elsewhere current_time_nanos().
+  std::int64_t schedule_time_nanos() const override {
+    if (detail::t_owning_loop == this && loop_time_ != kLoopTimeOff) [[likely]] {
       if (loop_time_ == kLoopTimeUnread) loop_time_ = current_time_nanos();
       return loop_time_;
-    }
-    if (delay_nanos >= kCoarseScheduleDelayNanos && clock_ == nullptr) {
-      return coarse_monotonic_nanos() + coarse_monotonic_resolution_nanos();
     }
     return current_time_nanos();
   }

@@ -43,16 +43,11 @@ class EventExecutor {
   // milliseconds and never runs ahead of it. By default it is current_time_nanos(), so a clock
   // that a test freezes or advances governs both.
   virtual std::int64_t coarse_time_nanos() const { return current_time_nanos(); }
-  // The time a new schedule of `delay_nanos` counts from; the task must not run before that
-  // time plus the delay. By default current_time_nanos(); an event loop running a batch of
-  // tasks on its own thread reads current_time_nanos() once for the batch and answers that
-  // reading (its loop time, as libuv's uv_now()), so scheduling many timers from one task costs
-  // one clock read, not one each; and it answers a long delay scheduled from another thread
-  // from its coarse clock, one tick ahead (never early, at most a tick late).
-  virtual std::int64_t schedule_time_nanos(std::int64_t delay_nanos) const {
-    (void)delay_nanos;
-    return current_time_nanos();
-  }
+  // The time a new schedule's delay counts from. By default current_time_nanos(); an event loop
+  // running a batch of tasks on its own thread reads current_time_nanos() once for the batch
+  // and answers that reading (its loop time, as libuv's uv_now()), so scheduling many timers
+  // from one task costs one clock read, not one each.
+  virtual std::int64_t schedule_time_nanos() const { return current_time_nanos(); }
 
   // Starts an orderly shutdown: new work is still accepted during the quiet period; once no work
   // ran for quiet_period (or timeout elapsed) the executor cancels its scheduled tasks, stops and
