@@ -49,6 +49,7 @@ void ByteToMessageDecoder::channel_read(ChannelHandlerContext& ctx, Message msg)
     ctx.fire_channel_read(std::move(msg));
     return;
   }
+  removed_ = false;  // an event reached it: it is in a pipeline (again)
   detail::PooledMessageList pooled;
   Out& out = pooled.list();
   try {
@@ -83,7 +84,7 @@ void ByteToMessageDecoder::after_read(ChannelHandlerContext& ctx, Out& out) {
 }
 
 void ByteToMessageDecoder::decode_pending(ChannelHandlerContext& ctx) {
-  if (!cumulation_.is_readable()) return;
+  if (!cumulation_.is_readable()) return;  // also after a removal, which hands the bytes on
   detail::PooledMessageList pooled;
   Out& out = pooled.list();
   const bool fired_before = fired_channel_read_;
@@ -122,6 +123,7 @@ void ByteToMessageDecoder::user_event_triggered(ChannelHandlerContext& ctx, Mess
 }
 
 void ByteToMessageDecoder::input_closed(ChannelHandlerContext& ctx, bool channel_inactive) {
+  removed_ = false;
   detail::PooledMessageList pooled;
   Out& out = pooled.list();
   auto finish = [&] {
@@ -133,7 +135,7 @@ void ByteToMessageDecoder::input_closed(ChannelHandlerContext& ctx, bool channel
   };
   try {
     call_decode(ctx, cumulation_, out);
-    if (!ctx.is_removed()) {
+    if (!is_removed(ctx)) {
       try {
         decode_removal_reentry_protection(ctx, cumulation_, out, /*last=*/true);
       } catch (const DecoderError&) {
@@ -158,6 +160,9 @@ void ByteToMessageDecoder::decode_last(ChannelHandlerContext& ctx, ByteBuf& in, 
 void ByteToMessageDecoder::handler_removed0(ChannelHandlerContext&) {}
 
 void ByteToMessageDecoder::handler_removed(ChannelHandlerContext& ctx) {
+  // Not ctx.is_removed(): as the half of a combined handler, this decoder goes while the
+  // context it shares stays.
+  removed_ = true;
   if (state_ == State::kCallingDecode) {
     // decode() still works on the cumulation: finish this once it returned.
     state_ = State::kRemovedPending;
@@ -179,11 +184,11 @@ void ByteToMessageDecoder::call_decode(ChannelHandlerContext& ctx, ByteBuf& in, 
       if (!out.empty()) {
         fire_out(ctx, out);
         // A handler after us may have removed this decoder: the rest is theirs now.
-        if (ctx.is_removed()) break;
+        if (is_removed(ctx)) break;
       }
       const std::size_t before = in.readable_bytes();
       decode_removal_reentry_protection(ctx, in, out, false);
-      if (ctx.is_removed()) break;
+      if (is_removed(ctx)) break;
       if (out.empty()) {
         if (before == in.readable_bytes()) break;  // waiting for more bytes
         continue;

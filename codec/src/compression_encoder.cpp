@@ -30,6 +30,11 @@ void CompressionEncoder::flush(ChannelHandlerContext& ctx) {
   ctx.flush();
 }
 
+void CompressionEncoder::handler_removed(ChannelHandlerContext& ctx) {
+  if (ctx_ == &ctx) ctx_ = nullptr;
+  MessageToByteEncoder<ByteBuf>::handler_removed(ctx);
+}
+
 void CompressionEncoder::finish() {
   if (ctx_ == nullptr) throw EncoderError("CompressionEncoder::finish: not in a pipeline");
   finish(*ctx_);

@@ -237,6 +237,22 @@ TEST_CASE("a compression encoder holds small writes until flush and refuses writ
   }
 }
 
+TEST_CASE("a compression encoder taken out of its pipeline forgets the context") {
+  auto encoder = std::make_shared<ZlibEncoder>(ZlibWrapper::kGzip);
+  EmbeddedChannel ch{encoder};
+  ch.write(ByteBuf::from("tiny"));
+  ch.run_pending_tasks();
+  CHECK(ch.pipeline().remove(*encoder) == encoder);
+  // The context it remembered is gone with the removal: finish() must not write through it.
+  CHECK_THROWS_AS(encoder->finish(), EncoderError);
+  CHECK_FALSE(encoder->is_finished());
+  // Added again, it finishes in the new pipeline.
+  EmbeddedChannel other{encoder};
+  encoder->finish();
+  CHECK(encoder->is_finished());
+  CHECK_FALSE(trellis::testing::drain_outbound_bytes(other).empty());
+}
+
 TEST_CASE("compression decoders reject corrupt input with DecoderError") {
   const std::string body = compression_test::json_body(20'000);
   for (const auto& codec : codecs()) {

@@ -45,6 +45,28 @@ class IntCodec : public trellis::codec::ByteToMessageCodec<int> {
   void encode(ChannelHandlerContext&, int msg, ByteBuf& out) override { out.write_i32(msg); }
 };
 
+// IntCodec whose decode() can let its own decoder half go, and which counts decode_last calls.
+class SelfRemovingIntCodec : public trellis::codec::ByteToMessageCodec<int> {
+ public:
+  bool remove_on_next_decode = false;
+  int decode_last_calls = 0;
+
+ protected:
+  void decode(ChannelHandlerContext&, ByteBuf& in, Out& out) override {
+    if (remove_on_next_decode) {
+      remove_on_next_decode = false;
+      remove_inbound_handler();
+      return;
+    }
+    if (in.readable_bytes() >= 4) out.emplace_back(in.read_i32());
+  }
+  void decode_last(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override {
+    ++decode_last_calls;
+    decode(ctx, in, out);
+  }
+  void encode(ChannelHandlerContext&, int msg, ByteBuf& out) override { out.write_i32(msg); }
+};
+
 // int in, its decimal std::string out; std::string out, its length as int... inverted on write.
 class IntStringCodec : public trellis::MessageToMessageCodec<int, std::string> {
  protected:
@@ -191,6 +213,23 @@ TEST_CASE("ByteToMessageCodec's decoder half can be removed alone: its pending b
   ch.pipeline().remove(*codec);
   TRELLIS_CHECK_NO_MORE_OUTBOUND(ch);
   ch.finish();
+}
+
+TEST_CASE("a decoder half that lets itself go while the input closes gets no decode_last") {
+  auto codec = std::make_shared<SelfRemovingIntCodec>();
+  EmbeddedChannel ch{codec};
+  ch.write_inbound(ByteBuf::from(std::string("\0\0\0\x05\0\0", 6)));
+  CHECK(ch.read_inbound<int>() == 5);
+  // At channel_inactive the pending bytes are decoded once more; that decode() removes the half.
+  codec->remove_on_next_decode = true;
+  ch.close();
+  CHECK(codec->is_inbound_handler_removed());
+  // The combined handler's context is not removed, but the decoder is: no decode_last after it.
+  CHECK(codec->decode_last_calls == 0);
+  auto left = ch.read_inbound<ByteBuf>();
+  REQUIRE(left);
+  CHECK(hex(*left) == "0000");  // handed on by the removal
+  TRELLIS_CHECK_NO_MORE_INBOUND(ch);
 }
 
 TEST_CASE("MessageToMessageCodec converts both directions and passes other types") {

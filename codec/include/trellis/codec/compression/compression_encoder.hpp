@@ -22,6 +22,8 @@ class CompressionEncoder : public MessageToByteEncoder<ByteBuf> {
 
   /// Remembers the context, for finish().
   void handler_added(ChannelHandlerContext& ctx) override { ctx_ = &ctx; }
+  /// Forgets the context: finish() then throws EncoderError until the encoder is added again.
+  void handler_removed(ChannelHandlerContext& ctx) override;
   /// Writes what the compressor holds as a complete block (Z_SYNC_FLUSH, BROTLI_OPERATION_FLUSH,
   /// ZSTD_e_flush), then flushes.
   void flush(ChannelHandlerContext& ctx) override;
