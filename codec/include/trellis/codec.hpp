@@ -12,3 +12,7 @@
 #include <trellis/codec/line_based_frame_decoder.hpp>
 #include <trellis/codec/message_to_byte_encoder.hpp>
 #include <trellis/codec/string_codec.hpp>
+
+/// Byte-level codecs: the decoder and encoder bases, frame decoders and encoders, string codecs
+/// and the compression codecs (zlib, brotli, zstd) with their limits.
+namespace trellis::codec {}

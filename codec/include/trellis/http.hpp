@@ -23,3 +23,8 @@
 #include <trellis/codec/http/http_server_keep_alive_handler.hpp>
 #include <trellis/codec/http/streaming_http_response.hpp>
 #include <trellis/codec/http/url.hpp>
+
+/// HTTP/1.1: the message types and headers, the strict parser, the server and client codecs,
+/// the aggregator, keep-alive, `Expect: 100-continue` and content-coding handlers, the
+/// connection pool and the URL parser.
+namespace trellis::http {}

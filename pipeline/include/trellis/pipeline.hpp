@@ -56,3 +56,7 @@
 #include <trellis/pipeline/unpooled_byte_buf_allocator.hpp>
 #include <trellis/pipeline/work_stealing_pool.hpp>
 #include <trellis/pipeline/write_timeout_handler.hpp>
+
+/// The framework: executors and event loops, futures and coroutine tasks, buffers, messages,
+/// channels, pipelines and handlers, the bootstraps and transports, and the embedded test kit.
+namespace trellis {}

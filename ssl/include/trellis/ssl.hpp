@@ -5,3 +5,6 @@
 #include <trellis/ssl/ssl_context_builder.hpp>
 #include <trellis/ssl/ssl_error.hpp>
 #include <trellis/ssl/ssl_handler.hpp>
+
+/// TLS on OpenSSL 3: SslContextBuilder, SslHandler and their errors.
+namespace trellis::ssl {}

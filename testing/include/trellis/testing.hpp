@@ -6,3 +6,7 @@
 #include <trellis/testing/decoder_verifier.hpp>
 #include <trellis/testing/embedded_channel.hpp>
 #include <trellis/testing/embedded_event_loop.hpp>
+
+/// Assertions and helpers for tests of handlers and codecs: the decoder verifier, allocation
+/// counting, doctest helpers. EmbeddedChannel and EmbeddedEventLoop are in namespace trellis.
+namespace trellis::testing {}

@@ -10,29 +10,33 @@
 
 #include <trellis/pipeline/channel_handler.hpp>
 
+/// Which pipeline events a handler overrides: one bit per event, worked out from its type.
 namespace trellis::handler_mask {
 
-/// One bit per event that walks the pipeline.
-inline constexpr std::uint32_t kExceptionCaught = 1u << 0;
-inline constexpr std::uint32_t kChannelRegistered = 1u << 1;
-inline constexpr std::uint32_t kChannelUnregistered = 1u << 2;
-inline constexpr std::uint32_t kChannelActive = 1u << 3;
-inline constexpr std::uint32_t kChannelInactive = 1u << 4;
-inline constexpr std::uint32_t kChannelRead = 1u << 5;
-inline constexpr std::uint32_t kChannelReadComplete = 1u << 6;
-inline constexpr std::uint32_t kUserEventTriggered = 1u << 7;
+// One bit per event that walks the pipeline.
+inline constexpr std::uint32_t kExceptionCaught = 1u << 0;      ///< exception_caught
+inline constexpr std::uint32_t kChannelRegistered = 1u << 1;    ///< channel_registered
+inline constexpr std::uint32_t kChannelUnregistered = 1u << 2;  ///< channel_unregistered
+inline constexpr std::uint32_t kChannelActive = 1u << 3;        ///< channel_active
+inline constexpr std::uint32_t kChannelInactive = 1u << 4;      ///< channel_inactive
+inline constexpr std::uint32_t kChannelRead = 1u << 5;          ///< channel_read
+inline constexpr std::uint32_t kChannelReadComplete = 1u << 6;  ///< channel_read_complete
+inline constexpr std::uint32_t kUserEventTriggered = 1u << 7;   ///< user_event_triggered
+/// channel_writability_changed
 inline constexpr std::uint32_t kChannelWritabilityChanged = 1u << 8;
-inline constexpr std::uint32_t kBind = 1u << 9;
-inline constexpr std::uint32_t kConnect = 1u << 10;
-inline constexpr std::uint32_t kDisconnect = 1u << 11;
-inline constexpr std::uint32_t kClose = 1u << 12;
-inline constexpr std::uint32_t kRead = 1u << 13;
-inline constexpr std::uint32_t kWrite = 1u << 14;
-inline constexpr std::uint32_t kFlush = 1u << 15;
+inline constexpr std::uint32_t kBind = 1u << 9;         ///< bind
+inline constexpr std::uint32_t kConnect = 1u << 10;     ///< connect
+inline constexpr std::uint32_t kDisconnect = 1u << 11;  ///< disconnect
+inline constexpr std::uint32_t kClose = 1u << 12;       ///< close
+inline constexpr std::uint32_t kRead = 1u << 13;        ///< read
+inline constexpr std::uint32_t kWrite = 1u << 14;       ///< write
+inline constexpr std::uint32_t kFlush = 1u << 15;       ///< flush
 
-/// Every inbound event (exception_caught travels inbound), every outbound operation, both.
+/// Every inbound event (exception_caught travels inbound).
 inline constexpr std::uint32_t kInbound = (1u << 9) - 1;
+/// Every outbound operation.
 inline constexpr std::uint32_t kOutbound = ((1u << 16) - 1) & ~kInbound;
+/// Every event and operation.
 inline constexpr std::uint32_t kAll = kInbound | kOutbound;
 
 namespace detail {
