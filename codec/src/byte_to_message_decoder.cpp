@@ -135,7 +135,7 @@ void ByteToMessageDecoder::input_closed(ChannelHandlerContext& ctx, bool channel
   };
   try {
     call_decode(ctx, cumulation_, out);
-    if (!is_removed(ctx)) {
+    if (!removed_) {
       try {
         decode_removal_reentry_protection(ctx, cumulation_, out, /*last=*/true);
       } catch (const DecoderError&) {
@@ -161,7 +161,7 @@ void ByteToMessageDecoder::handler_removed0(ChannelHandlerContext&) {}
 
 void ByteToMessageDecoder::handler_removed(ChannelHandlerContext& ctx) {
   // Not ctx.is_removed(): as the half of a combined handler, this decoder goes while the
-  // context it shares stays.
+  // context it shares stays. The pipeline calls this whenever it removes the context.
   removed_ = true;
   if (state_ == State::kCallingDecode) {
     // decode() still works on the cumulation: finish this once it returned.
@@ -184,11 +184,11 @@ void ByteToMessageDecoder::call_decode(ChannelHandlerContext& ctx, ByteBuf& in, 
       if (!out.empty()) {
         fire_out(ctx, out);
         // A handler after us may have removed this decoder: the rest is theirs now.
-        if (is_removed(ctx)) break;
+        if (removed_) break;
       }
       const std::size_t before = in.readable_bytes();
       decode_removal_reentry_protection(ctx, in, out, false);
-      if (is_removed(ctx)) break;
+      if (removed_) break;
       if (out.empty()) {
         if (before == in.readable_bytes()) break;  // waiting for more bytes
         continue;

@@ -127,10 +127,6 @@ class ByteToMessageDecoder : public ChannelInboundHandler {
   void input_closed(ChannelHandlerContext& ctx, bool channel_inactive);
   void discard_some_read_bytes() noexcept;
   void drop_cumulation() noexcept;
-  // Removed from the pipeline, or let go as the half of a combined handler.
-  bool is_removed(const ChannelHandlerContext& ctx) const noexcept {
-    return removed_ || ctx.is_removed();
-  }
 
   ByteBuf cumulation_;
   Cumulator cumulator_ = &merge_cumulator;
@@ -141,7 +137,9 @@ class ByteToMessageDecoder : public ChannelInboundHandler {
   bool single_decode_ = false;
   bool fired_channel_read_ = false;
   bool input_held_ = false;
-  bool removed_ = false;  // handler_removed ran; cleared when an event reaches it again
+  // handler_removed ran (removed from the pipeline, or let go as the half of a combined handler,
+  // whose shared context stays); cleared when an event reaches it again.
+  bool removed_ = false;
 };
 
 }  // namespace trellis::codec
