@@ -3,6 +3,7 @@
 // Private to the codec's HTTP parser.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -61,13 +62,20 @@ inline std::size_t find_not_in_class(const char* p, std::size_t i, std::size_t t
 }
 
 #if TRELLIS_HTTP_SSE2
-// The index of the first byte of p[i, to) whose lane is set in stop(16 bytes), or to. Reads only
-// inside p[i, to): a short range goes byte by byte (scalar_stop), and the tail of a long one
-// re-reads the last 16 bytes.
+// The index of the first byte of p[i, to) whose lane is set in stop(16 bytes), or to. p[i, limit)
+// is readable (limit >= to): a short range with 16 readable bytes from i is one load whose lanes
+// from to on are masked off (they may hold anything); one without goes byte by byte
+// (scalar_stop); the tail of a long one re-reads the last 16 bytes of the range.
 template <class VectorStop, class ScalarStop>
-inline std::size_t find_first(const char* p, std::size_t i, std::size_t to, VectorStop stop,
-                              ScalarStop scalar_stop) noexcept {
+inline std::size_t find_first(const char* p, std::size_t i, std::size_t to, std::size_t limit,
+                              VectorStop stop, ScalarStop scalar_stop) noexcept {
   if (to - i < 16) {
+    if (limit - i >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      // The bit at to - i (< 16) stops the search at to when no byte before it does.
+      const auto mask = static_cast<unsigned>(_mm_movemask_epi8(stop(v))) | (1u << (to - i));
+      return i + static_cast<std::size_t>(std::countr_zero(mask));
+    }
     for (; i < to; ++i) {
       if (scalar_stop(p[i])) return i;
     }
@@ -86,17 +94,19 @@ inline std::size_t find_first(const char* p, std::size_t i, std::size_t to, Vect
 }
 #endif
 
-// The first byte of p[i, to) equal to a or b, or to.
-inline std::size_t find_either(const char* p, std::size_t i, std::size_t to, char a,
-                               char b) noexcept {
+// The first byte of p[i, to) equal to a or b, or to. The finds below may read p[to, limit)
+// (readable memory, its bytes ignored) to scan a short range in one step; limit defaults to to.
+inline std::size_t find_either(const char* p, std::size_t i, std::size_t to, char a, char b,
+                               std::size_t limit = 0) noexcept {
 #if TRELLIS_HTTP_SSE2
   const __m128i va = _mm_set1_epi8(a);
   const __m128i vb = _mm_set1_epi8(b);
   return find_first(
-      p, i, to,
+      p, i, to, std::max(to, limit),
       [va, vb](__m128i v) { return _mm_or_si128(_mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb)); },
       [a, b](char c) { return c == a || c == b; });
 #else
+  (void)limit;
   for (; i < to; ++i) {
     if (p[i] == a || p[i] == b) return i;
   }
@@ -132,10 +142,11 @@ inline LineBreaks line_breaks_64(const char* p) noexcept {
 
 // The first byte of p[i, to) that may not appear in a field value (a control other than HTAB,
 // or DEL; CR included), or to.
-inline std::size_t find_non_field_char(const char* p, std::size_t i, std::size_t to) noexcept {
+inline std::size_t find_non_field_char(const char* p, std::size_t i, std::size_t to,
+                                       std::size_t limit = 0) noexcept {
 #if TRELLIS_HTTP_SSE2
   return find_first(
-      p, i, to,
+      p, i, to, std::max(to, limit),
       [](__m128i v) {
         // Unsigned v <= 0x1f: max(v, 0x1f) == 0x1f.
         const __m128i control =
@@ -146,15 +157,17 @@ inline std::size_t find_non_field_char(const char* p, std::size_t i, std::size_t
       },
       [](char c) { return !is_field_char(c); });
 #else
+  (void)limit;
   return find_not_in_class(p, i, to, kFieldChar);
 #endif
 }
 
 // The first byte of p[i, to) outside 0x21..0x7e (SP, CR, controls, DEL, non-ASCII), or to.
-inline std::size_t find_non_target_char(const char* p, std::size_t i, std::size_t to) noexcept {
+inline std::size_t find_non_target_char(const char* p, std::size_t i, std::size_t to,
+                                        std::size_t limit = 0) noexcept {
 #if TRELLIS_HTTP_SSE2
   return find_first(
-      p, i, to,
+      p, i, to, std::max(to, limit),
       [](__m128i v) {
         // Signed compare: bytes >= 0x80 are negative, so below 0x21 too.
         return _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x21)),
@@ -162,6 +175,7 @@ inline std::size_t find_non_target_char(const char* p, std::size_t i, std::size_
       },
       [](char c) { return !has_class(c, kTargetChar); });
 #else
+  (void)limit;
   return find_not_in_class(p, i, to, kTargetChar);
 #endif
 }

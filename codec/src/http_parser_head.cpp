@@ -140,7 +140,7 @@ HttpParser::Event HttpParser::parse_head(ByteBuf& in, const HeadScan& scan) {
   HttpResponse response;
   parse_status_line(head.substr(0, scan.first_line_end - 2), response);
   parse_fields(head.substr(scan.first_line_end, scan.length - scan.first_line_end - 2),
-               scan.lines - 1, response.headers);
+               scan.lines - 1, response.headers, in.readable_bytes() - scan.first_line_end);
   frame_response_body(response);
   in.skip_bytes(scan.length);
   consumed_ += static_cast<std::int64_t>(scan.length);
@@ -151,24 +151,34 @@ void HttpParser::parse_request_head_into(ByteBuf& in, const HeadScan& scan,
                                          RequestHeadParts parts) {
   const std::string_view head(reinterpret_cast<const char*>(in.readable_span().data()),
                               scan.length);
+  // How far past the head the scans may read (ignoring what they find there): to the end of the
+  // storage when this handle alone holds it, else to the end of the readable bytes.
+  const std::size_t readable =
+      in.readable_bytes() + (in.ref_count() == 1 ? in.writable_bytes() : std::size_t{0});
   // The first line without its CRLF; the field lines, each with its CRLF, without the blank line.
-  parse_request_line(head.substr(0, scan.first_line_end - 2), parts);
+  parse_request_line(head.substr(0, scan.first_line_end - 2), readable, parts);
   parse_fields(head.substr(scan.first_line_end, scan.length - scan.first_line_end - 2),
-               scan.lines - 1, parts.headers);
+               scan.lines - 1, parts.headers, readable - scan.first_line_end);
   frame_request_body(parts.version, parts.headers);
   in.skip_bytes(scan.length);
   consumed_ += static_cast<std::int64_t>(scan.length);
 }
 
 // request-line = method SP request-target SP HTTP-version (RFC 9112 §3).
-void HttpParser::parse_request_line(std::string_view line, RequestHeadParts& request) {
+void HttpParser::parse_request_line(std::string_view line, std::size_t readable,
+                                    RequestHeadParts& request) {
   const char* p = line.data();
   const std::size_t n = line.size();
-  const std::size_t sp1 = detail::find_not_in_class(p, 0, n, detail::kTchar);
-  if (sp1 == 0 || sp1 == n || p[sp1] != ' ') reject_request_line(line);
-  const std::size_t sp2 = detail::find_non_target_char(p, sp1 + 1, n);
+  std::size_t sp1 = 3;
+  if (n > 4 && std::memcmp(p, "GET ", 4) == 0) {
+    request.method = HttpMethod::kGet;  // the usual method, without the token scan and lookup
+  } else {
+    sp1 = detail::find_not_in_class(p, 0, n, detail::kTchar);
+    if (sp1 == 0 || sp1 == n || p[sp1] != ' ') reject_request_line(line);
+    request.method = HttpMethod::of(line.substr(0, sp1));
+  }
+  const std::size_t sp2 = detail::find_non_target_char(p, sp1 + 1, n, readable);
   if (sp2 == sp1 + 1 || sp2 == n || p[sp2] != ' ') reject_request_line(line);
-  request.method = HttpMethod::of(line.substr(0, sp1));
   // clear + append: assign() goes through the general _M_replace (it must allow for aliasing),
   // ~40 instructions more for a short target.
   request.target.clear();
@@ -225,7 +235,8 @@ HttpVersion HttpParser::parse_version(std::string_view v) {
 
 // field-line = field-name ":" OWS field-value OWS (RFC 9112 §5). The block is copied into the
 // headers once; each field is then an id and offsets into that copy.
-void HttpParser::parse_fields(std::string_view block, std::size_t fields, HttpHeaders& headers) {
+void HttpParser::parse_fields(std::string_view block, std::size_t fields, HttpHeaders& headers,
+                              std::size_t readable) {
   if (block.empty()) return;
   const std::uint32_t base = headers.append_block(block, fields);
   const char* p = block.data();
@@ -233,7 +244,7 @@ void HttpParser::parse_fields(std::string_view block, std::size_t fields, HttpHe
   std::size_t start = 0;
   while (start < n) {
     // The name ends at the colon; a well-known name is a token (header_id matched its letters).
-    const std::size_t colon = detail::find_either(p, start, n, ':', '\r');
+    const std::size_t colon = detail::find_either(p, start, n, ':', '\r', readable);
     if (colon == start || colon == n || p[colon] != ':') reject_field_line(block.substr(start));
     const std::string_view name(p + start, colon - start);
     const HeaderId id = header_id(name);
@@ -245,7 +256,7 @@ void HttpParser::parse_fields(std::string_view block, std::size_t fields, HttpHe
     while (value < n && is_ows(p[value])) ++value;
     // The first byte that may not be in a value must be the CR of this line's CRLF (the scan of
     // the head let no CR without an LF through).
-    const std::size_t cr = detail::find_non_field_char(p, value, n);
+    const std::size_t cr = detail::find_non_field_char(p, value, n, readable);
     if (cr + 1 >= n || p[cr] != '\r' || p[cr + 1] != '\n') reject_field_line(block.substr(start));
     std::size_t value_end = cr;
     while (value_end > value && is_ows(p[value_end - 1])) --value_end;
@@ -276,8 +287,19 @@ void HttpParser::frame_request_body(HttpVersion version, const HttpHeaders& head
   const auto framing = framing_fields(headers);
   if (framing.hosts > 1) fail(400, "more than one Host header");
   if (framing.hosts == 0 && version == kHttp11) fail(400, "HTTP/1.1 request without Host");
-  if (framing.hosts == 1 && !is_valid_host(headers[framing.host].value)) {
-    fail(400, "invalid Host header");
+  if (framing.hosts == 1) {
+    // A client names the same host in every request of a connection: the last valid value is
+    // kept, and a byte-equal one needs no second look.
+    const std::string_view host = headers[framing.host].value;
+    const bool same =
+        host.size() == valid_host_size_ && std::memcmp(host.data(), valid_host_, host.size()) == 0;
+    if (!same) {
+      if (!is_valid_host(host)) fail(400, "invalid Host header");
+      if (host.size() <= sizeof valid_host_) {
+        std::memcpy(valid_host_, host.data(), host.size());
+        valid_host_size_ = host.size();
+      }
+    }
   }
   if (version == kHttp10 && framing.has_te) {
     // RFC 9112 §6.1: framing an HTTP/1.0 message by Transfer-Encoding cannot be trusted.

@@ -140,11 +140,14 @@ class HttpParser {
   HeadScan scan_message_start(ByteBuf& in);
   Event parse_head(ByteBuf& in, const HeadScan& scan);
   void parse_request_head_into(ByteBuf& in, const HeadScan& scan, RequestHeadParts parts);
-  void parse_request_line(std::string_view line, RequestHeadParts& parts);
+  // readable: how many bytes from line.data() may be read (at least line.size()).
+  void parse_request_line(std::string_view line, std::size_t readable, RequestHeadParts& parts);
   void parse_status_line(std::string_view line, HttpResponse& response);
   HttpVersion parse_version(std::string_view text);
-  // block: field lines, each ending in CRLF; fields: how many lines it holds.
-  void parse_fields(std::string_view block, std::size_t fields, HttpHeaders& headers);
+  // block: field lines, each ending in CRLF; fields: how many lines it holds; readable: how many
+  // bytes from block.data() may be read (0: block.size()).
+  void parse_fields(std::string_view block, std::size_t fields, HttpHeaders& headers,
+                    std::size_t readable = 0);
   // The detailed error of a bad request line or field line (the slow path); always throws.
   [[noreturn]] void reject_request_line(std::string_view line);
   [[noreturn]] void reject_field_line(std::string_view rest);
@@ -174,6 +177,9 @@ class HttpParser {
   std::size_t first_line_end_ = 0;
   std::size_t lines_ = 0;
   std::int64_t consumed_ = 0;  // stream offset of the reader index, for error positions
+  // The last Host value found valid on this connection (requests only; none: SIZE_MAX).
+  std::size_t valid_host_size_ = SIZE_MAX;
+  char valid_host_[48];
 };
 
 }  // namespace trellis::http
