@@ -83,12 +83,29 @@ struct BufferPool;
 struct ThreadCache {
   explicit ThreadCache(BufferPool* owner_pool) noexcept : pool(owner_pool) {}
 
-  ByteBufStorage* allocate(std::size_t class_index);
-  void free_local(ByteBufStorage* storage) noexcept;
+  // A block of the class from the free list, or null when it is empty or blocks freed by other
+  // threads wait to be taken back (allocate() does that): the inlined fast path.
+  ByteBufStorage* try_pop(std::size_t class_index) noexcept {
+    ByteBufStorage* storage = free_lists[class_index];
+    if (storage == nullptr || remote_head.load(std::memory_order_relaxed) != 0) return nullptr;
+    const std::size_t size = class_size(class_index);
+    free_lists[class_index] = storage->next;
+    --free_counts[class_index];
+    free_bytes -= size;
+    storage->next = nullptr;
+    storage->refs.store(1, std::memory_order_relaxed);
+    cached.sub(1);
+    allocated.add(1);
+    allocated_bytes.add(size);
+    return storage;
+  }
+  // Any block of the class: try_pop after taking back remote frees, else a new one.
+  [[gnu::noinline]] ByteBufStorage* allocate(std::size_t class_index);
+  [[gnu::always_inline]] inline void free_local(ByteBufStorage* storage) noexcept;
   void free_remote(ByteBufStorage* storage) noexcept;
   void drain_remote() noexcept;
   void free_cached_blocks() noexcept;
-  void keep_or_delete(ByteBufStorage* storage) noexcept;
+  [[gnu::always_inline]] inline void keep_or_delete(ByteBufStorage* storage) noexcept;
 
   BufferPool* const pool;
   ThreadCache* next_in_pool = nullptr;  // guarded by pool->mutex
@@ -102,7 +119,7 @@ struct ThreadCache {
   OwnerCounter allocated_bytes;
   OwnerCounter freed;  // by the owner; frees by other threads are counted by the pool
   OwnerCounter freed_bytes;
-  OwnerCounter hits;
+  OwnerCounter misses;  // allocations the free lists could not serve (hits: allocated - misses)
   OwnerCounter cached;
 
   // An intrusive MPSC stack (Treiber push, whole-list exchange pop), or kClosed.
@@ -150,6 +167,26 @@ struct BufferPool {
   std::atomic<std::uint64_t> remote_freed{0};
   std::atomic<std::uint64_t> remote_freed_bytes{0};
 };
+
+void ThreadCache::keep_or_delete(ByteBufStorage* storage) noexcept {
+  const std::size_t class_index = class_of_block(storage->capacity);
+  if (free_counts[class_index] < pool->max_blocks[class_index] &&
+      free_bytes + storage->capacity <= pool->max_total_bytes) {
+    storage->next = free_lists[class_index];
+    free_lists[class_index] = storage;
+    ++free_counts[class_index];
+    free_bytes += storage->capacity;
+    cached.add(1);
+  } else {
+    delete_storage(storage);
+  }
+}
+
+void ThreadCache::free_local(ByteBufStorage* storage) noexcept {
+  freed.add(1);
+  freed_bytes.add(storage->capacity);
+  keep_or_delete(storage);
+}
 
 namespace {
 
@@ -267,42 +304,13 @@ ByteBufStorage* allocate_like_direct(const ByteBufStorage& like, std::size_t cap
 
 ByteBufStorage* ThreadCache::allocate(std::size_t class_index) {
   if (remote_head.load(std::memory_order_relaxed) != 0) drain_remote();
+  if (ByteBufStorage* storage = try_pop(class_index)) return storage;
   const std::size_t size = class_size(class_index);
-  ByteBufStorage* storage = free_lists[class_index];
-  if (storage != nullptr) {
-    free_lists[class_index] = storage->next;
-    --free_counts[class_index];
-    free_bytes -= size;
-    storage->next = nullptr;
-    storage->refs.store(1, std::memory_order_relaxed);
-    cached.sub(1);
-    hits.add(1);
-  } else {
-    storage = new_storage(size, &kCachedOps, this);
-  }
+  ByteBufStorage* storage = new_storage(size, &kCachedOps, this);
+  misses.add(1);
   allocated.add(1);
   allocated_bytes.add(size);
   return storage;
-}
-
-void ThreadCache::keep_or_delete(ByteBufStorage* storage) noexcept {
-  const std::size_t class_index = class_of_block(storage->capacity);
-  if (free_counts[class_index] < pool->max_blocks[class_index] &&
-      free_bytes + storage->capacity <= pool->max_total_bytes) {
-    storage->next = free_lists[class_index];
-    free_lists[class_index] = storage;
-    ++free_counts[class_index];
-    free_bytes += storage->capacity;
-    cached.add(1);
-  } else {
-    delete_storage(storage);
-  }
-}
-
-void ThreadCache::free_local(ByteBufStorage* storage) noexcept {
-  freed.add(1);
-  freed_bytes.add(storage->capacity);
-  keep_or_delete(storage);
 }
 
 void ThreadCache::free_remote(ByteBufStorage* storage) noexcept {
@@ -431,7 +439,9 @@ ByteBufAllocatorStats PooledByteBufAllocator::stats() const {
       freed_bytes += c->freed_bytes.get();
       s.total_buffers += c->allocated.get();
       s.total_bytes += c->allocated_bytes.get();
-      s.cache_hits += c->hits.get();
+      const std::uint64_t misses = c->misses.get();  // before allocated, which counts them too
+      const std::uint64_t allocated = c->allocated.get();
+      s.cache_hits += allocated >= misses ? allocated - misses : 0;
       s.cached_blocks += c->cached.get();
     }
     s.thread_caches = pool_->caches_created;
@@ -452,6 +462,12 @@ void PooledByteBufAllocator::trim_thread_cache() {
 }
 
 detail::ByteBufStorage* PooledByteBufAllocator::allocate_storage(std::size_t capacity) {
+  // The usual case inline: the pool this thread used last, a size class, a free block.
+  if (pool_ == detail::t_last_pool && capacity <= kMaxSizeClass) {
+    if (auto* storage = detail::t_last_cache->try_pop(detail::class_of_request(capacity))) {
+      return storage;
+    }
+  }
   return pool_->allocate(capacity);
 }
 
