@@ -45,6 +45,10 @@ void ByteToMessageDecoder::set_discard_after_reads(int n) {
 }
 
 void ByteToMessageDecoder::channel_read(ChannelHandlerContext& ctx, Message msg) {
+  read_message(ctx, msg);
+}
+
+void ByteToMessageDecoder::read_message(ChannelHandlerContext& ctx, Message& msg) {
   if (!msg.is<ByteBuf>()) {
     ctx.fire_channel_read(std::move(msg));
     return;

@@ -227,6 +227,11 @@ void HttpResponseEncoder::disconnect(ChannelHandlerContext& ctx, ChannelPromise 
 void HttpResponseEncoder::handler_removed(ChannelHandlerContext& ctx) { write_held(ctx); }
 
 void HttpResponseEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
+  write_message(ctx, msg, promise);
+}
+
+void HttpResponseEncoder::write_message(ChannelHandlerContext& ctx, Message& msg,
+                                        ChannelPromise& promise) {
   // The responses are encoded where they are, in the message (not moved out of it).
   if (msg.is<FullHttpResponse>()) {
     auto& response = msg.get<FullHttpResponse>();

@@ -89,7 +89,7 @@ void HttpServerCodec::channel_read(ChannelHandlerContext& ctx, Message msg) {
   }
   read_in_batch_ = true;
   ReadBatch batch(encoder_);
-  decoder_.channel_read(ctx, std::move(msg));
+  decoder_.read_message(ctx, msg);
 }
 
 void HttpServerCodec::channel_read_complete(ChannelHandlerContext& ctx) {
@@ -183,7 +183,7 @@ bool HttpServerCodec::ends_response(const Message& msg) noexcept {
 
 void HttpServerCodec::write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
   if (!ends_response(msg)) {
-    encoder_.write(ctx, std::move(msg), std::move(promise));
+    encoder_.write_message(ctx, msg, promise);
     return;
   }
   if (unanswered_ > 0) --unanswered_;
@@ -191,11 +191,11 @@ void HttpServerCodec::write(ChannelHandlerContext& ctx, Message msg, ChannelProm
     // The answer to a request that ends the connection (RFC 9112 §9.6): close once written.
     if (promise.is_void()) promise = ctx.new_promise();
     auto written = promise.future();
-    encoder_.write(ctx, std::move(msg), std::move(promise));
+    encoder_.write_message(ctx, msg, promise);
     written.add_listener([this, &ctx](const Future<void>&) { close_connection(ctx, {}); });
     return;
   }
-  encoder_.write(ctx, std::move(msg), std::move(promise));
+  encoder_.write_message(ctx, msg, promise);
   if (final_status_ != 0) {
     write_final_response(ctx);
   } else if (unanswered_ == 0 && !streaming_) {

@@ -88,6 +88,8 @@ class ByteToMessageDecoder : public ChannelInboundHandler {
   void handler_removed(ChannelHandlerContext& ctx) final;
 
  protected:
+  /// channel_read on a message in place (a combined codec's path, without moving it again).
+  void read_message(ChannelHandlerContext& ctx, Message& msg);
   /// Decodes from `in` into `out`; see the loop rules above.
   virtual void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) = 0;
   /// Called once when the input ends (channel inactive or input shut down), after the decode loop

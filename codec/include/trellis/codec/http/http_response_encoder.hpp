@@ -57,6 +57,8 @@ class HttpResponseEncoder : public ChannelOutboundHandler {
   /// bytes) and comes with a void promise is appended to the responses held since the last flush
   /// instead of being written alone; everything else first writes what is held, then itself.
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
+  /// write() on a message and promise in place (HttpServerCodec's path, without moving them).
+  void write_message(ChannelHandlerContext& ctx, Message& msg, ChannelPromise& promise);
   /// Writes what is held, then flushes.
   void flush(ChannelHandlerContext& ctx) override;
   /// @name Closing
