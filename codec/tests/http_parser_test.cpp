@@ -539,6 +539,26 @@ TEST_CASE("bytes after the head in the buffer's spare room change nothing") {
       }
     }
   }
+  // Arriving a byte at a time into a buffer whose spare room holds line breaks: the head is
+  // complete exactly when its last byte is in, never earlier.
+  for (const auto& head : heads) {
+    for (const auto& tail : junk) {
+      CAPTURE(head);
+      ByteBuf in = ByteBuf::from(head + tail);
+      HttpParser parser(HttpParser::Kind::kRequest);
+      FullHttpRequest full;
+      auto parts = [&full] {
+        return HttpParser::RequestHeadParts{full.method, full.target, full.version, full.headers};
+      };
+      for (std::size_t k = 1; k < head.size(); ++k) {
+        in.set_writer_index(k);
+        REQUIRE_FALSE(parser.parse_request_head(in, parts));
+      }
+      in.set_writer_index(head.size());
+      REQUIRE(parser.parse_request_head(in, parts));
+      CHECK(full.target == parse_all(head).requests[0].target);
+    }
+  }
   // A request line cut right after the method is still malformed with spare room after it.
   for (const std::string bad : {"GET  / HTTP/1.1\r\nHost: h\r\n\r\n", "GET\t/ HTTP/1.1\r\n\r\n",
                                 "GET /\x01 HTTP/1.1\r\nHost: h\r\n\r\n"}) {
