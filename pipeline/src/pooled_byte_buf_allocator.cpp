@@ -437,10 +437,11 @@ ByteBufAllocatorStats PooledByteBufAllocator::stats() const {
     for (const detail::ThreadCache* c = pool_->caches; c != nullptr; c = c->next_in_pool) {
       freed += c->freed.get();
       freed_bytes += c->freed_bytes.get();
-      s.total_buffers += c->allocated.get();
-      s.total_bytes += c->allocated_bytes.get();
-      const std::uint64_t misses = c->misses.get();  // before allocated, which counts them too
+      // Allocations count misses too; read while the owner counts (relaxed), so clamped.
+      const std::uint64_t misses = c->misses.get();
       const std::uint64_t allocated = c->allocated.get();
+      s.total_buffers += allocated;
+      s.total_bytes += c->allocated_bytes.get();
       s.cache_hits += allocated >= misses ? allocated - misses : 0;
       s.cached_blocks += c->cached.get();
     }
