@@ -74,6 +74,15 @@ HttpParser::Event HttpParser::parse(ByteBuf& in) {
         throw HttpParseError(400, "the parser failed earlier", consumed_);
 
       case State::kStart: {
+        if (kind_ == Kind::kRequest && at_fresh_start()) {
+          QuickHead quick;
+          if (walk_request_head(in, quick)) {
+            HttpRequest request;  // default-initialised, as in parse_head
+            fill_request_head(in, quick,
+                              {request.method, request.target, request.version, request.headers});
+            return Event(std::in_place_type<HttpRequest>, std::move(request));
+          }
+        }
         const HeadScan scan = scan_message_start(in);
         if (scan.length == 0) return std::monostate{};
         return parse_head(in, scan);

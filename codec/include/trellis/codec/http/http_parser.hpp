@@ -81,6 +81,13 @@ class HttpParser {
   /// parse() (possibly after make_parts, with the parts partly filled).
   template <class MakeParts>
   bool parse_request_head(ByteBuf& in, MakeParts&& make_parts) {
+    if (at_fresh_start()) {
+      QuickHead quick;  // not initialised: walk_request_head fills what it returns true for
+      if (walk_request_head(in, quick)) {
+        fill_request_head(in, quick, make_parts());
+        return true;
+      }
+    }
     const HeadScan scan = scan_message_start(in);
     if (scan.length == 0) return false;
     parse_request_head_into(in, scan, make_parts());
@@ -109,6 +116,8 @@ class HttpParser {
   const HttpParserLimits& limits() const noexcept { return limits_; }
 
  private:
+  friend struct HttpParserTestPeer;  // the tests call walk_request_head directly
+
   enum class State {
     kStart,
     kFixedBody,
@@ -138,6 +147,38 @@ class HttpParser {
   // At a message start: skips the empty lines allowed before it and scans for the end of its
   // head (length 0 while more input is needed).
   HeadScan scan_message_start(ByteBuf& in);
+
+  // The one-pass parse of a request head that is whole in the input (http_parser_quick.cpp):
+  // a head the rules accept, found in one walk over its bytes, with no scan before the parse.
+  // Anything else (a head cut short, near a limit, with many fields, malformed) is left to the
+  // scan and parse above, which then decide as they always did.
+  static constexpr std::size_t kQuickFields = 24;
+  struct QuickField {
+    std::uint32_t name;  // offsets from the start of the field block
+    std::uint32_t value;
+    std::uint32_t value_length;
+    std::uint16_t name_length;
+    HeaderId id;
+  };
+  struct QuickHead {
+    std::size_t method_end;      // the SP after the method
+    std::size_t target_end;      // the SP after the target
+    std::size_t first_line_end;  // after its CRLF
+    std::size_t length;          // including the blank line
+    std::size_t fields;
+    HttpVersion version;
+    bool get;
+    QuickField field[kQuickFields];
+  };
+  // Outside a message, with nothing of the next head scanned yet.
+  bool at_fresh_start() const noexcept {
+    return state_ == State::kStart && scan_pos_ == 0 && lines_ == 0;
+  }
+  // True when in starts with a whole request head that the scan and parse would accept, then
+  // described in head; false (head partly written) for anything else. Throws nothing.
+  bool walk_request_head(const ByteBuf& in, QuickHead& head) const noexcept;
+  // Fills parts from a head walk_request_head accepted, frames its body, consumes it.
+  void fill_request_head(ByteBuf& in, const QuickHead& head, RequestHeadParts parts);
   Event parse_head(ByteBuf& in, const HeadScan& scan);
   void parse_request_head_into(ByteBuf& in, const HeadScan& scan, RequestHeadParts parts);
   // readable: how many bytes from line.data() may be read (at least line.size()).
