@@ -177,7 +177,7 @@ class StatusLines {
       return {};
     }
     const auto& slot = slots_[index(version.minor, code)];
-    return std::string_view(all_).substr(slot.offset, slot.length);
+    return std::string_view(all_.data() + slot.offset, slot.length);  // in range by construction
   }
 
  private:

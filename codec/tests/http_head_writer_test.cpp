@@ -82,6 +82,20 @@ TEST_CASE("a CR, LF or NUL is found at every position of values of every length"
   CHECK(has_unsafe_field(name));
 }
 
+TEST_CASE("put_text copies texts of every length exactly, writing nothing past them") {
+  // Overlapping word copies below 65 bytes, memcpy above: every length across the edges.
+  for (std::size_t length = 0; length <= 100; ++length) {
+    std::string text;
+    for (std::size_t i = 0; i < length; ++i) text += static_cast<char>('A' + i % 26);
+    std::string out(length + 8, '.');
+    char* end = put_text(out.data(), text);
+    CAPTURE(length);
+    CHECK(end == out.data() + length);
+    CHECK(out.substr(0, length) == text);
+    CHECK(out.substr(length) == std::string(8, '.'));
+  }
+}
+
 TEST_CASE("HTTP dates use the IMF-fixdate format and are cached per second of the clock") {
   CHECK(format_http_date(784111777) == "Sun, 06 Nov 1994 08:49:37 GMT");
   HttpDateCache cache;
