@@ -89,7 +89,15 @@ void HttpHeaders::add(std::string_view name, std::string_view value) {
 
 void HttpHeaders::add(HeaderId id, std::string_view value) {
   ensure(1, value.size());
-  push(id, 0, 0, append(value), value.size());
+  // append + push with the block's address computed once (each asks whether it is inline).
+  unsigned char* const block = base();
+  const std::uint32_t offset = chars_size_;
+  put_text(reinterpret_cast<char*>(block) + entry_capacity_ * sizeof(Entry) + offset, value);
+  reinterpret_cast<Entry*>(block)[size_] =
+      Entry{0, offset, static_cast<std::uint32_t>(value.size()), 0, id};
+  chars_size_ = offset + static_cast<std::uint32_t>(value.size());
+  ++size_;
+  present_ |= bit(id);
 }
 
 void HttpHeaders::set(std::string_view name, std::string_view value) {
