@@ -103,8 +103,8 @@ bool is_valid_host(std::string_view v) noexcept {
   return true;
 }
 
-// a[0, n) == b[0, n) for n <= 48, in overlapping 8- or 16-byte words that stay inside both
-// ranges: a host name is compared without a memcmp call.
+// a[0, n) == b[0, n), in 8-byte words (the last one overlapping the one before) that stay
+// inside both ranges: a remembered host name is compared without a memcmp call.
 bool same_bytes(const char* a, const char* b, std::size_t n) noexcept {
   auto word = [](const char* p) {
     std::uint64_t w;
