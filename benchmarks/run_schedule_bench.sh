@@ -19,6 +19,8 @@
 # Knobs (environment): RUNS=5 WARMUP=200 BATCHES=30 (Netty's; trellis runs 30 after 5 warm-up
 #   batches) NUM=100000 JAVA_OPTS= BUILD=build/release OUT=build/schedule-bench
 #   BUILD_TRELLIS=1 (configure $BUILD as Release if needed and build bench_scheduling) JOBS=2
+#   SKIP_APT=1 (install nothing: the JDK, libnetty-java and trellis's own build packages are
+#   otherwise installed when missing, which needs root)
 # Output: $OUT/summary.md (also printed), $OUT/raw.tsv (round, peer, shape, metric, value).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +43,24 @@ die() { log "error: $*"; exit 1; }
 
 mkdir -p "$OUT/logs" "$OUT/classes"
 : >"$OUT/logs/build.log"
+
+# --- packages -----------------------------------------------------------------------------------
+SKIP_APT=${SKIP_APT:-}
+pkg_ok() { dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'; }
+if [ -z "$SKIP_APT" ]; then
+  missing=()
+  for pkg in openjdk-17-jdk-headless libnetty-java; do pkg_ok "$pkg" || missing+=("$pkg"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    [ "$(id -u)" -eq 0 ] || die "missing packages (${missing[*]}): run as root once, or install them"
+    log "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; } \
+      >"$OUT/logs/apt.log" 2>&1 || die "apt-get install failed, see $OUT/logs/apt.log"
+  fi
+  # trellis's own build packages (compiler, CMake, Asio, spdlog, Google Benchmark...).
+  [ "$BUILD_TRELLIS" = 1 ] && { scripts/install-deps.sh >>"$OUT/logs/apt.log" 2>&1 ||
+    die "scripts/install-deps.sh failed, see $OUT/logs/apt.log"; }
+fi
 
 # --- builds -------------------------------------------------------------------------------------
 if [ "$BUILD_TRELLIS" = 1 ]; then
