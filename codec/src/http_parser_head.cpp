@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "http_chars.hpp"
+#include "http_head_lines.hpp"
 
 namespace trellis::http {
 
@@ -187,17 +188,12 @@ void HttpParser::parse_request_head_into(ByteBuf& in, const HeadScan& scan,
 void HttpParser::parse_request_line(std::string_view line, std::size_t readable,
                                     RequestHeadParts& request) {
   const char* p = line.data();
-  const std::size_t n = line.size();
-  std::size_t sp1 = 3;
-  if (n > 4 && std::memcmp(p, "GET ", 4) == 0) {
-    request.method = HttpMethod::kGet;  // the usual method, without the token scan and lookup
-  } else {
-    sp1 = detail::find_not_in_class(p, 0, n, detail::kTchar);
-    if (sp1 == 0 || sp1 == n || p[sp1] != ' ') reject_request_line(line);
-    request.method = HttpMethod::of(line.substr(0, sp1));
-  }
-  const std::size_t sp2 = detail::find_non_target_char(p, sp1 + 1, n, readable);
-  if (sp2 == sp1 + 1 || sp2 == n || p[sp2] != ' ') reject_request_line(line);
+  detail::RequestLineParts parts;
+  if (!detail::split_request_line(p, line.size(), readable, parts)) reject_request_line(line);
+  const std::size_t sp1 = parts.method_end;
+  const std::size_t sp2 = parts.target_end;
+  // GET is recognised without the token scan and the lookup.
+  request.method = parts.get ? HttpMethod::kGet : HttpMethod::of(line.substr(0, sp1));
   // clear + append: assign() goes through the general _M_replace (it must allow for aliasing),
   // ~40 instructions more for a short target.
   request.target.clear();
@@ -262,26 +258,13 @@ void HttpParser::parse_fields(std::string_view block, std::size_t fields, HttpHe
   const std::size_t n = block.size();
   std::size_t start = 0;
   while (start < n) {
-    // The name ends at the colon; a well-known name is a token (header_id matched its letters).
-    const std::size_t colon = detail::find_either(p, start, n, ':', '\r', readable);
-    if (colon == start || colon == n || p[colon] != ':') reject_field_line(block.substr(start));
-    const std::string_view name(p + start, colon - start);
-    const HeaderId id = header_id(name);
-    if (id == HeaderId::kOther &&
-        detail::find_not_in_class(p, start, colon, detail::kTchar) != colon) {
+    detail::FieldLine line;
+    if (!detail::split_field_line(p, start, n, readable, line)) {
       reject_field_line(block.substr(start));
     }
-    std::size_t value = colon + 1;
-    while (value < n && is_ows(p[value])) ++value;
-    // The first byte that may not be in a value must be the CR of this line's CRLF (the scan of
-    // the head let no CR without an LF through).
-    const std::size_t cr = detail::find_non_field_char(p, value, n, readable);
-    if (cr + 1 >= n || p[cr] != '\r' || p[cr + 1] != '\n') reject_field_line(block.substr(start));
-    std::size_t value_end = cr;
-    while (value_end > value && is_ows(p[value_end - 1])) --value_end;
-    headers.push(id, base + static_cast<std::uint32_t>(start), name.size(),
-                 base + static_cast<std::uint32_t>(value), value_end - value);
-    start = cr + 2;
+    headers.push(line.id, base + static_cast<std::uint32_t>(start), line.name_length,
+                 base + static_cast<std::uint32_t>(line.value), line.value_end - line.value);
+    start = line.next;
   }
 }
 

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "http_chars.hpp"
+#include "http_head_lines.hpp"
 
 namespace trellis::http {
 
@@ -27,17 +27,11 @@ bool HttpParser::walk_request_head(const ByteBuf& in, QuickHead& head) const noe
   // request-line = method SP request-target SP HTTP-version CRLF, at most the line limit long
   // (without its CRLF); the finds stop there.
   const std::size_t line_to = std::min(n, limits_.max_initial_line_length);
-  std::size_t sp1 = 3;
-  head.get = line_to > 4 && std::memcmp(p, "GET ", 4) == 0;
-  if (!head.get) {
-    sp1 = detail::find_not_in_class(p, 0, line_to, detail::kTchar);
-    if (sp1 == 0 || sp1 == line_to || p[sp1] != ' ') return false;
-  }
-  const std::size_t sp2 = detail::find_non_target_char(p, sp1 + 1, line_to, readable);
+  detail::RequestLineParts line;
+  if (!detail::split_request_line(p, line_to, readable, line)) return false;
+  const std::size_t sp2 = line.target_end;
   // " HTTP/1.x" ends the line inside the limit, and its CRLF is in the input.
-  if (sp2 == sp1 + 1 || sp2 == line_to || p[sp2] != ' ' || line_to - sp2 < 9 || n - sp2 < 11) {
-    return false;
-  }
+  if (line_to - sp2 < 9 || n - sp2 < 11) return false;
   std::uint64_t version;
   std::memcpy(&version, p + sp2 + 1, 8);
   std::uint64_t http11, http10;
@@ -51,7 +45,8 @@ bool HttpParser::walk_request_head(const ByteBuf& in, QuickHead& head) const noe
     return false;
   }
   if (p[sp2 + 9] != '\r' || p[sp2 + 10] != '\n') return false;
-  head.method_end = sp1;
+  head.get = line.get;
+  head.method_end = line.method_end;
   head.target_end = sp2;
   const std::size_t first = sp2 + 11;
   head.first_line_end = first;
@@ -67,25 +62,15 @@ bool HttpParser::walk_request_head(const ByteBuf& in, QuickHead& head) const noe
       if (p[s + 1] != '\n') return false;
       break;
     }
-    const std::size_t colon = detail::find_either(p, s, to, ':', '\r', readable);
-    if (colon == s || colon == to || p[colon] != ':') return false;
-    const std::size_t name_length = colon - s;
-    if (name_length > UINT16_MAX) return false;
-    const HeaderId id = header_id(std::string_view(p + s, name_length));
-    if (id == HeaderId::kOther && detail::find_not_in_class(p, s, colon, detail::kTchar) != colon) {
-      return false;
-    }
-    std::size_t value = colon + 1;
-    while (value < to && detail::is_ows(p[value])) ++value;
-    const std::size_t cr = detail::find_non_field_char(p, value, to, readable);
-    if (to - cr < 2 || p[cr] != '\r' || p[cr + 1] != '\n') return false;
-    std::size_t value_end = cr;
-    while (value_end > value && detail::is_ows(p[value_end - 1])) --value_end;
+    detail::FieldLine field;
+    if (!detail::split_field_line(p, s, to, readable, field)) return false;
+    if (field.name_length > UINT16_MAX) return false;
     if (count == kQuickFields || count == limits_.max_header_count) return false;
-    head.field[count++] = QuickField{
-        static_cast<std::uint32_t>(s - first), static_cast<std::uint32_t>(value - first),
-        static_cast<std::uint32_t>(value_end - value), static_cast<std::uint16_t>(name_length), id};
-    s = cr + 2;
+    head.field[count++] = QuickField{static_cast<std::uint32_t>(s - first),
+                                     static_cast<std::uint32_t>(field.value - first),
+                                     static_cast<std::uint32_t>(field.value_end - field.value),
+                                     static_cast<std::uint16_t>(field.name_length), field.id};
+    s = field.next;
   }
   head.length = s + 2;
   head.fields = count;
