@@ -40,73 +40,58 @@ struct Result {
   bool operator==(const Result&) const = default;
 };
 
-template <class Fill>
-Result flatten(HttpMethod& method, std::string& target, HttpVersion& version, HttpHeaders& headers,
-               Fill&& fill) {
+// The first head of input, fed into a buffer in pieces of `step` bytes (0: whole) until
+// next_head(buffer) finds one, flattened from head's parts; or the status it failed with.
+template <class Head, class NextHead>
+Result first_head(std::string_view input, std::size_t step, Head& head, NextHead&& next_head) {
+  ByteBuf in = ByteBuf::from("");
+  std::size_t fed = 0;
   Result r;
   try {
-    r.complete = fill();
+    for (;;) {
+      const std::size_t n = step == 0 ? input.size() - fed : std::min(step, input.size() - fed);
+      in.write_string(input.substr(fed, n));
+      fed += n;
+      if (next_head(in)) break;
+      if (fed == input.size()) return r;
+    }
   } catch (const HttpParseError& e) {
     r.status = e.status();
     return r;
   }
-  if (!r.complete) return r;
-  r.method = std::string(method.name());
-  r.target = target;
-  r.version = std::string(version.text());
-  for (std::size_t i = 0; i < headers.size(); ++i) {
-    r.fields.emplace_back(std::string(headers[i].name), std::string(headers[i].value));
-    r.ids.push_back(headers.id_at(i));
+  r.complete = true;
+  r.method = std::string(head.method.name());
+  r.target = head.target;
+  r.version = std::string(head.version.text());
+  for (std::size_t i = 0; i < head.headers.size(); ++i) {
+    r.fields.emplace_back(std::string(head.headers[i].name), std::string(head.headers[i].value));
+    r.ids.push_back(head.headers.id_at(i));
   }
+  r.left = in.readable_bytes() + (input.size() - fed);
   return r;
 }
 
-// The first head of input through parse_request_head (as the server decoder does), fed in
-// pieces of `step` bytes (0: whole).
+// Through parse_request_head, as the server decoder does.
 Result head_in_place(std::string_view input, std::size_t step, const HttpParserLimits& limits) {
   HttpParser parser(HttpParser::Kind::kRequest, limits);
   FullHttpRequest full;
-  ByteBuf in = ByteBuf::from("");
-  std::size_t fed = 0;
-  Result r = flatten(full.method, full.target, full.version, full.headers, [&] {
-    for (;;) {
-      const std::size_t n = step == 0 ? input.size() - fed : std::min(step, input.size() - fed);
-      in.write_string(input.substr(fed, n));
-      fed += n;
-      if (parser.parse_request_head(in, [&] {
-            return HttpParser::RequestHeadParts{full.method, full.target, full.version,
-                                                full.headers};
-          })) {
-        return true;
-      }
-      if (fed == input.size()) return false;
-    }
+  return first_head(input, step, full, [&](ByteBuf& in) {
+    return parser.parse_request_head(in, [&] {
+      return HttpParser::RequestHeadParts{full.method, full.target, full.version, full.headers};
+    });
   });
-  if (r.complete) r.left = in.readable_bytes() + (input.size() - fed);
-  return r;
 }
 
-// The first head of input through parse() (the HttpRequest event), fed the same way.
+// Through parse(), as the HttpRequest event.
 Result head_event(std::string_view input, std::size_t step, const HttpParserLimits& limits) {
   HttpParser parser(HttpParser::Kind::kRequest, limits);
   HttpRequest request;
-  ByteBuf in = ByteBuf::from("");
-  std::size_t fed = 0;
-  Result r = flatten(request.method, request.target, request.version, request.headers, [&] {
-    for (;;) {
-      const std::size_t n = step == 0 ? input.size() - fed : std::min(step, input.size() - fed);
-      in.write_string(input.substr(fed, n));
-      fed += n;
-      auto e = parser.parse(in);
-      if (auto* head = std::get_if<HttpRequest>(&e)) {
-        request = std::move(*head);
-        return true;
-      }
-      if (fed == input.size()) return false;
-    }
+  return first_head(input, step, request, [&](ByteBuf& in) {
+    auto e = parser.parse(in);
+    auto* head = std::get_if<HttpRequest>(&e);
+    if (head != nullptr) request = std::move(*head);
+    return head != nullptr;
   });
-  if (r.complete) r.left = in.readable_bytes() + (input.size() - fed);
-  return r;
 }
 
 // Names after the Host field: well-known ones in several cases, and others. None can fail the
