@@ -95,11 +95,13 @@ void Channel::on_unhandled_user_event(Message&& event) {
 
 template <class Fn>
 void Channel::Unsafe::invoke_later(Fn&& fn) {
-  UniqueFunction<void()> task(std::forward<Fn>(fn));
+  // execute() takes the task by value and destroys it when it refuses it (the loop is shut
+  // down): keep a copy to run here then, or a close would never deregister the channel.
+  std::decay_t<Fn> work(std::forward<Fn>(fn));
   try {
-    channel_.loop_->execute(std::move(task));
+    channel_.loop_->execute(UniqueFunction<void()>(work));
   } catch (const RejectedExecutionError&) {
-    if (task) task();
+    work();
   }
 }
 

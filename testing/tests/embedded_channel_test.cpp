@@ -166,6 +166,18 @@ TEST_CASE("close fires inactive then unregistered once and cancels scheduled tas
   CHECK(log.size() == 5);
 }
 
+TEST_CASE("a close after the loop shut down still fires inactive and unregistered, inline") {
+  Log log;
+  EmbeddedChannel ch{std::make_shared<LifeCycle>(&log)};
+  REQUIRE(ch.event_loop().shutdown_gracefully().is_success());
+  // The loop refuses tasks now: the close's follow-up events run on the caller's stack instead
+  // of being dropped (a channel never deregistered would keep itself alive).
+  ch.close();
+  CHECK_FALSE(ch.is_open());
+  CHECK_FALSE(ch.is_registered());
+  CHECK(log == Log{"registered", "active", "inactive", "unregistered", "removed"});
+}
+
 TEST_CASE("a closing handler closes the channel through the pipeline") {
   class CloseOnRead : public ChannelInboundHandler {
     void channel_read(ChannelHandlerContext& ctx, Message) override { ctx.close(); }

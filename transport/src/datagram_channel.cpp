@@ -86,8 +86,8 @@ Future<void> DatagramChannel::register_channel(UniqueFunction<void(DatagramChann
 }
 
 void DatagramChannel::do_register() {
+  track(loop_);  // first: throws when the loop is shutting down
   self_ = shared_from_this();
-  track(loop_);
   spdlog::debug("[id: 0x{}] registered on {}", id().as_short_text(), loop_.name());
 }
 

@@ -381,7 +381,8 @@ void EventLoop::on_clock_advanced() {
 
 void EventLoop::on_shutdown(UniqueFunction<void()> fn) {
   execute([this, fn = std::move(fn)]() mutable {
-    if (state_.load() >= kShutdown) {
+    // Too late to wait for the hooks (finish_shutdown took them already): run it now.
+    if (hooks_taken_ || state_.load() >= kShutdown) {
       detail::run_logged(fn);
     } else {
       shutdown_hooks_.push_back(std::move(fn));
@@ -425,6 +426,7 @@ void EventLoop::check_shutdown() {
 }
 
 void EventLoop::finish_shutdown() {
+  hooks_taken_ = true;
   auto hooks = std::move(shutdown_hooks_);
   for (auto& hook : hooks) detail::run_logged(hook);
   run_queued_tasks();

@@ -14,9 +14,11 @@ namespace trellis::detail {
 struct LoopChannelList {
   LoopRegisteredChannel* head = nullptr;
   bool hook_installed = false;
+  bool closed = false;  // the hook ran: the loop is shutting down, no channel registers any more
 
   static void close_all() {
     auto& list = instance();
+    list.closed = true;
     // Closing unlinks; collect first so the walk does not depend on the list.
     std::vector<LoopRegisteredChannel*> open;
     for (auto* c = list.head; c != nullptr; c = c->next_) open.push_back(c);
@@ -28,16 +30,16 @@ struct LoopChannelList {
   }
 };
 
-void LoopRegisteredChannel::track(EventLoop& loop) noexcept {
+void LoopRegisteredChannel::track(EventLoop& loop) {
   if (tracked_) return;
   auto& list = LoopChannelList::instance();
+  if (list.closed) {
+    // Nothing would close this channel: it must not register and keep itself alive.
+    throw RejectedExecutionError("event loop " + loop.name() + " is shutting down");
+  }
   if (!list.hook_installed) {
+    loop.on_shutdown([] { LoopChannelList::close_all(); });  // throws once shut down
     list.hook_installed = true;
-    try {
-      loop.on_shutdown([] { LoopChannelList::close_all(); });
-    } catch (...) {
-      list.hook_installed = false;
-    }
   }
   tracked_ = true;
   prev_ = nullptr;

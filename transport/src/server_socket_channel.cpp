@@ -48,8 +48,8 @@ Future<void> ServerSocketChannel::register_channel(
 }
 
 void ServerSocketChannel::do_register() {
+  track(loop_);  // first: throws when the loop is shutting down
   self_ = shared_from_this();
-  track(loop_);
 }
 
 void ServerSocketChannel::do_bind(const SocketAddress& local) {

@@ -130,12 +130,17 @@ Future<void> SocketChannel::register_channel(UniqueFunction<void(SocketChannel&)
 }
 
 void SocketChannel::do_register() {
+  track(loop_);  // first: throws when the loop is shutting down
   if (fd_ >= 0 && !io_->socket.is_open()) {
-    apply_options();
-    io_->socket.assign(fd_);
+    try {
+      apply_options();
+      io_->socket.assign(fd_);
+    } catch (...) {
+      untrack();  // not registered: nothing else would untrack it
+      throw;
+    }
   }
   self_ = shared_from_this();
-  track(loop_);
   spdlog::debug("[id: 0x{}] registered on {}", id().as_short_text(), loop_.name());
 }
 

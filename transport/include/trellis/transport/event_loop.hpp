@@ -121,7 +121,9 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   /// How many times work from outside woke the loop (posted a drain); for tests and benchmarks.
   std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
 
-  /// Runs fn on the loop thread when the loop shuts down, before it stops (channels close here).
+  /// Runs fn on the loop thread when the loop shuts down, before it stops (channels close here);
+  /// at once (as a task) when the loop has run its shutdown hooks already. RejectedExecutionError
+  /// once the loop is shut down.
   void on_shutdown(UniqueFunction<void()> fn);
   /// The loop's thread keeps self alive and releases it as the very last thing it does.
   void keep_alive_until_exit(std::shared_ptr<EventLoop> self);
@@ -191,6 +193,7 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   std::atomic<std::int64_t> shutdown_deadline_{0};
   std::int64_t last_activity_ = 0;  // monotonic, for the quiet period
   std::vector<UniqueFunction<void()>> shutdown_hooks_;
+  bool hooks_taken_ = false;  // on the loop thread: finish_shutdown() ran (or runs) the hooks
 
   Promise<void> termination_;
   std::shared_ptr<EventLoop> self_;  // see keep_alive_until_exit

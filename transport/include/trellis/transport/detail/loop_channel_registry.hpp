@@ -21,8 +21,10 @@ class LoopRegisteredChannel {
 
  protected:
   ~LoopRegisteredChannel() = default;
-  // On the loop thread: start / stop tracking this channel.
-  void track(EventLoop& loop) noexcept;
+  // On the loop thread: start / stop tracking this channel. track() throws
+  // RejectedExecutionError, tracking nothing, once the loop has closed its channels for shutdown
+  // or refuses the hook that would close this one: registration fails and the channel closes.
+  void track(EventLoop& loop);
   void untrack() noexcept;
 
  private:
