@@ -219,9 +219,17 @@ std::size_t EventLoop::take_in_foreign_tasks(bool close) {
     detail::ScheduledTaskBase* oldest_first = nullptr;
     while (list) {
       auto* next = list->inbox_next;
-      list->inbox_next = oldest_first;
-      list->taken_in.store(true, std::memory_order_relaxed);
-      oldest_first = list;
+      if (list->state().is_done()) {
+        // Cancelled on its way: dropped at this first look. Its taken_in stays unset, so its
+        // canceller sends nothing (or already sent nothing).
+        list->inbox_next = nullptr;
+        list->state().release();
+        ++n;
+      } else {
+        list->inbox_next = oldest_first;
+        list->taken_in.store(true, std::memory_order_relaxed);
+        oldest_first = list;
+      }
       list = next;
     }
     // Pairs with the fence in cancel_scheduled_task(): either the canceller sees taken_in and
