@@ -55,6 +55,8 @@ bool StateBase::cancel() noexcept {
 }
 
 void StateBase::finish_completion(FutureStatus final_status) noexcept {
+  // seq_cst: pairs with waiters_ below and the waiters' increment, and EventLoop's
+  // cancel_scheduled_task() orders its taken_in load after this store by it.
   status_.store(final_status, std::memory_order_seq_cst);
   if (waiters_.load(std::memory_order_seq_cst) > 0) {
     auto& s = stripe_for(this);

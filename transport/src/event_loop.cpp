@@ -232,8 +232,9 @@ std::size_t EventLoop::take_in_foreign_tasks(bool close) {
       }
       list = next;
     }
-    // Pairs with the fence in cancel_scheduled_task(): either the canceller sees taken_in and
-    // sends the removal, or queue_scheduled_task() below sees the task cancelled and drops it.
+    // Pairs with the canceller's seq_cst status store and taken_in load (cancel_scheduled_task):
+    // either the canceller sees taken_in and sends the removal, or queue_scheduled_task() below
+    // sees the task cancelled and drops it.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     bool queued = false;
     while (auto* task = oldest_first) {
@@ -300,10 +301,12 @@ void EventLoop::cancel_scheduled_task(detail::ScheduledTaskBase* task) {
     return;
   }
   if (is_terminated()) return;
-  // The task is cancelled already (StateBase::cancel() set its status). Still in the inbox, not
-  // taken in: the loop drops it when it takes it in, nothing to send (see take_in_foreign_tasks).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!task->taken_in.load(std::memory_order_relaxed)) return;
+  // The task is cancelled already: StateBase::cancel() set its status with a seq_cst store (on
+  // x86 a locked exchange, a full barrier). Still in the inbox, not taken in: the loop drops it
+  // when it takes it in, nothing to send (see take_in_foreign_tasks). A seq_cst load after that
+  // seq_cst store needs no fence of its own: either it sees the loop's taken_in, or the store
+  // precedes the loop's fence in the single total order and the loop sees the task cancelled.
+  if (!task->taken_in.load(std::memory_order_seq_cst)) return;
   task->state().add_ref();  // kept alive until the loop has taken the cancellation in
   auto* closed = inbox_closed();
   auto* head = cancel_inbox_.load(std::memory_order_relaxed);
