@@ -82,6 +82,32 @@ TEST_CASE("a CR, LF or NUL is found at every position of values of every length"
   CHECK(has_unsafe_field(name));
 }
 
+TEST_CASE("a TAB in a value does not hide a CR, LF or NUL elsewhere in it, nor count as one") {
+  // Any control character below 0x0E sends the check on to look for the three exactly.
+  for (std::size_t length = 2; length <= 24; ++length) {
+    for (std::size_t tab = 0; tab < length; ++tab) {
+      std::string with_tab(length, 'v');
+      with_tab[tab] = '\t';
+      HttpHeaders clean;
+      clean.add("X", with_tab);
+      CAPTURE(length);
+      CAPTURE(tab);
+      CHECK_FALSE(has_unsafe_field(clean));
+      for (std::size_t at = 0; at < length; ++at) {
+        if (at == tab) continue;
+        for (const char c : {'\r', '\n', '\0'}) {
+          std::string value = with_tab;
+          value[at] = c;
+          HttpHeaders h;
+          h.add("X", value);
+          CAPTURE(at);
+          CHECK(has_unsafe_field(h));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("put_text copies texts of every length exactly, writing nothing past them") {
   // Overlapping word copies below 65 bytes, memcpy above: every length across the edges.
   for (std::size_t length = 0; length <= 100; ++length) {
