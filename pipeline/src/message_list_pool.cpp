@@ -1,4 +1,4 @@
-// The per-thread pool behind PooledMessageList (see message_list_pool.hpp).
+// The per-thread stack behind PooledMessageList (see message_list_pool.hpp).
 #include <trellis/pipeline/detail/message_list_pool.hpp>
 
 namespace trellis::detail {
@@ -7,23 +7,22 @@ namespace {
 constexpr std::size_t kMaxPooledLists = 16;
 constexpr std::size_t kMaxPooledCapacity = 1024;
 
-// The free lists of this thread. Trivially destructible and constant-initialised, so a decode
-// reaches it without a TLS guard call; the lists' memory is freed at thread exit by a Reaper,
-// registered with the first list kept.
-struct ListPool {
+// This thread's lists. Trivially destructible and constant-initialised, so a decode reaches it
+// without a TLS guard call; the lists themselves live in a Reaper, registered with the first
+// borrow, which frees them at thread exit.
+struct ListStack {
   std::vector<Message>* lists = nullptr;  // kMaxPooledLists slots once registered
-  std::size_t count = 0;
+  std::size_t borrowed = 0;               // lists[0, borrowed) are in use
   bool dead = false;
 };
-thread_local constinit ListPool t_pool{};
+thread_local constinit ListStack t_stack{};
 
 struct Reaper {
   std::vector<Message> storage[kMaxPooledLists];
-  Reaper() { t_pool.lists = storage; }
+  Reaper() { t_stack.lists = storage; }
   ~Reaper() {
-    t_pool.dead = true;
-    t_pool.lists = nullptr;
-    t_pool.count = 0;
+    t_stack.dead = true;
+    t_stack.lists = nullptr;
   }
 };
 
@@ -33,17 +32,21 @@ struct Reaper {
 }
 }  // namespace
 
-std::vector<Message> acquire_message_list() {
-  if (t_pool.count == 0) return {};
-  return std::move(t_pool.lists[--t_pool.count]);
+std::vector<Message>* borrow_message_list() noexcept {
+  ListStack& s = t_stack;
+  if (s.lists == nullptr) [[unlikely]] {
+    if (s.dead) return nullptr;
+    register_reaper();
+  }
+  if (s.borrowed == kMaxPooledLists) return nullptr;
+  return &s.lists[s.borrowed++];
 }
 
-void release_message_list(std::vector<Message>&& list) noexcept {
+void return_message_list(std::vector<Message>& list) noexcept {
   list.clear();
-  if (t_pool.count < kMaxPooledLists && list.capacity() <= kMaxPooledCapacity && !t_pool.dead) {
-    if (t_pool.lists == nullptr) register_reaper();
-    t_pool.lists[t_pool.count++] = std::move(list);  // moves the buffer: no allocation
-  }
+  // A list grown by one huge batch does not keep its memory.
+  if (list.capacity() > kMaxPooledCapacity) std::vector<Message>().swap(list);
+  --t_stack.borrowed;
 }
 
 }  // namespace trellis::detail
