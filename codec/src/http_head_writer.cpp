@@ -104,7 +104,7 @@ constexpr std::uint64_t below_0e_bits(std::uint64_t w) noexcept {
   return (w - kByteOnes * 0x0E) & ~w & kByteHighs;
 }
 
-[[gnu::always_inline]] inline bool has_cr_lf_nul(std::string_view s) noexcept {
+bool has_cr_lf_nul(std::string_view s) noexcept {
   const char* p = s.data();
   const std::size_t n = s.size();
   if (n >= 8) {
