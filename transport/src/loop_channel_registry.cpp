@@ -109,12 +109,13 @@ void delete_on_loop(EventLoop& loop, UniqueFunction<void()> deleter) {
     if (token->alive) {
       try {
         loop.execute(std::move(deleter));
-        return;
       } catch (const RejectedExecutionError&) {
+        // execute() destroyed the refused task, and with it what the deleter owned.
       }
+      return;
     }
   }
-  if (deleter) deleter();
+  deleter();
 }
 
 }  // namespace trellis::detail

@@ -36,7 +36,8 @@ class LoopRegisteredChannel {
 
 // Deletes a channel with a task on its loop while the loop runs, so outbound tasks that other
 // threads posted before dropping the last reference run before the channel goes away; inline
-// once the loop has shut down.
+// once the loop has shut down. The deleter owns the channel (a unique_ptr capture), so a task
+// the loop refuses and destroys unrun deletes it too.
 void delete_on_loop(EventLoop& loop, UniqueFunction<void()> deleter);
 
 }  // namespace detail
