@@ -295,8 +295,7 @@ void HttpClientHandler::channel_inactive(ChannelHandlerContext& ctx) {
     // A reused keep-alive connection closed before any byte of the response: the server closed
     // it while idle and never saw the request. The pool sends an idempotent request again.
     if (pool && stale()) {
-      std::deque<HttpClientExchange> stale = std::move(in_flight_);
-      in_flight_.clear();
+      trellis::detail::RingBuffer<HttpClientExchange> stale = std::move(in_flight_);
       update_aggregation();
       pool->on_closed(this);
       for (auto& exchange : stale) pool->retry_or_fail(std::move(exchange));

@@ -133,21 +133,20 @@ void HttpConnectionPool::retry_or_fail(HttpClientExchange exchange) {
 }
 
 void HttpConnectionPool::on_request_timeout(std::uint64_t id) {
-  auto retrying = std::find_if(retrying_.begin(), retrying_.end(),
-                               [id](const HttpClientExchange& e) { return e.id == id; });
-  if (retrying != retrying_.end()) {
-    HttpClientExchange exchange = std::move(*retrying);
-    retrying_.erase(retrying);
+  auto find = [id](const trellis::detail::RingBuffer<HttpClientExchange>& queue) {
+    std::size_t i = 0;
+    while (i < queue.size() && queue[i].id != id) ++i;
+    return i;
+  };
+  if (const std::size_t at = find(retrying_); at < retrying_.size()) {
+    HttpClientExchange exchange = retrying_.take_at(at);
     exchange.fail(std::make_exception_ptr(TimeoutError(
         TimeoutError::Phase::kPoolWait,
         "no new connection to " + authority_ + " for a retry within the request timeout")));
     return;
   }
-  auto waiting = std::find_if(waiting_.begin(), waiting_.end(),
-                              [id](const HttpClientExchange& e) { return e.id == id; });
-  if (waiting != waiting_.end()) {
-    HttpClientExchange exchange = std::move(*waiting);
-    waiting_.erase(waiting);
+  if (const std::size_t at = find(waiting_); at < waiting_.size()) {
+    HttpClientExchange exchange = waiting_.take_at(at);
     exchange.fail(std::make_exception_ptr(
         TimeoutError(TimeoutError::Phase::kPoolWait, "no connection to " + authority_ +
                                                          " became free within the request "
@@ -261,7 +260,7 @@ void HttpConnectionPool::on_connected(const std::shared_ptr<Attempt>& attempt,
 }
 
 void HttpConnectionPool::fail_first_waiting(std::exception_ptr error) {
-  std::deque<HttpClientExchange>& queue = retrying_.empty() ? waiting_ : retrying_;
+  auto& queue = retrying_.empty() ? waiting_ : retrying_;
   if (queue.empty()) return;
   HttpClientExchange exchange = std::move(queue.front());
   queue.pop_front();

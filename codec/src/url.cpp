@@ -1,6 +1,7 @@
 // Url::parse (see url.hpp): one pass over the text, checking the characters RFC 3986 allows.
 #include <trellis/codec/http/url.hpp>
 
+#include <charconv>
 #include <string>
 
 namespace trellis::http {
@@ -147,15 +148,18 @@ Url Url::parse(std::string_view text) {
 }
 
 std::string Url::host_header() const {
+  char digits[8];
+  const std::size_t port_size =
+      port != default_port() ? static_cast<std::size_t>(
+                                   std::to_chars(digits, digits + sizeof digits, port).ptr - digits)
+                             : 0;
   std::string out;
-  out.reserve(host.size() + 8);
+  // Exactly the size: one that fits the small-string buffer allocates nothing.
+  out.reserve((ipv6 ? 2 : 0) + host.size() + (port_size > 0 ? 1 + port_size : 0));
   if (ipv6) out.push_back('[');
   out.append(host);
   if (ipv6) out.push_back(']');
-  if (port != default_port()) {
-    out.push_back(':');
-    out.append(std::to_string(port));
-  }
+  if (port_size > 0) out.append(":").append(digits, port_size);
   return out;
 }
 

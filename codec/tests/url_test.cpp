@@ -105,3 +105,15 @@ TEST_CASE("Url::parse allocates nothing beyond the strings it returns") {
   CHECK(long_scope.count() == 1);
   CHECK(v.target.size() > 15);
 }
+
+TEST_CASE("Url::host_header is sized exactly: a short one allocates nothing") {
+  if (!testing::allocation_hook_installed()) return;
+  const Url u = Url::parse("http://127.0.0.1:18191/plaintext");
+  testing::AllocationScope scope;
+  const std::string host = u.host_header();
+  CHECK(scope.count() == 0);  // 15 characters: the small-string buffer
+  CHECK(host == "127.0.0.1:18191");
+  CHECK(Url::parse("http://[::1]:8080/").host_header() == "[::1]:8080");
+  CHECK(Url::parse("https://example.com/").host_header() == "example.com");
+  CHECK(Url::parse("https://example.com:80/").host_header() == "example.com:80");
+}

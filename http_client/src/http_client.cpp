@@ -2,6 +2,7 @@
 // their sockets on the pool's loop.
 #include <trellis/http_client/http_client.hpp>
 
+#include <charconv>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -40,7 +41,10 @@ Url destination_of(FullHttpRequest& request) {
     if (request.target.empty() || request.target.front() != '/') {
       throw UrlError("request target \"" + request.target + "\" is not an absolute path");
     }
-    url = Url::parse("http://" + std::string(host) + request.target);
+    // Parsed from a buffer of the thread's, kept between calls: no allocation per request.
+    thread_local std::string absolute;
+    absolute.assign("http://").append(host).append(request.target);
+    url = Url::parse(absolute);
   }
   if (!request.headers.contains(HeaderId::kHost)) {
     request.headers.add(HeaderId::kHost, url.host_header());
@@ -206,10 +210,11 @@ std::shared_ptr<const ssl::SslContext> HttpClient::Impl::tls_context() {
 }
 
 std::shared_ptr<HttpConnectionPool> HttpClient::Impl::pool_for(const Url& url) {
-  std::string key;
-  key.reserve(url.host.size() + 16);
-  key.append(url.scheme_prefix()).append(url.host).push_back(':');
-  key.append(std::to_string(url.port));
+  // The key is built in a buffer of the thread's: looking up a known pool allocates nothing.
+  thread_local std::string key;
+  char port[8];
+  const auto port_end = std::to_chars(port, port + sizeof port, url.port).ptr;
+  key.assign(url.scheme_prefix()).append(url.host).append(":").append(port, port_end);
   std::lock_guard lock(mutex);
   auto it = pools.find(key);
   if (it != pools.end()) return it->second;
@@ -230,7 +235,7 @@ std::shared_ptr<HttpConnectionPool> HttpClient::Impl::pool_for(const Url& url) {
   };
   auto pool =
       std::make_shared<HttpConnectionPool>(loop, url.host_header(), options, std::move(connector));
-  pools.emplace(std::move(key), pool);
+  pools.emplace(key, pool);
   return pool;
 }
 

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include <trellis/http_client.hpp>
+#include <trellis/pipeline/detail/node_cache.hpp>
+#include <trellis/testing/allocation_counter.hpp>
 #include <trellis/transport.hpp>
 
 using namespace trellis;
@@ -318,7 +320,90 @@ Task<std::vector<std::string>> three_requests(HttpClient& client, std::string ba
 }
 }  // namespace
 
+namespace {
+// Requests built before any counting: what the caller allocates to make them is its own.
+std::vector<HttpRequest> plaintext_requests(const ChildServer& server, std::size_t n) {
+  std::vector<HttpRequest> requests(n);
+  for (auto& r : requests) {
+    r.target = "/plaintext";
+    r.headers.add(HeaderId::kHost, "127.0.0.1:" + std::to_string(server.port()));
+  }
+  return requests;
+}
+
+// The requests one after the other, each awaited on the client's loop; the allocations of the
+// whole process from request `warm` on.
+Task<std::uint64_t> allocations_awaiting(HttpClient& client, std::vector<HttpRequest>& requests,
+                                         std::size_t warm) {
+  std::uint64_t before = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (i == warm) before = testing::total_allocations();
+    FullHttpResponse r = co_await client.request(std::move(requests[i]));
+    if (r.status.code != 200) throw std::runtime_error("not 200");
+  }
+  co_return testing::total_allocations() - before;
+}
+
+// The same as a chain of futures: each request sent from the previous one's completion.
+struct AllocationsChained {
+  HttpClient& client;
+  std::vector<HttpRequest>& requests;
+  std::size_t warm;
+  Promise<std::uint64_t> done;
+  std::size_t next_index = 0;
+  std::uint64_t before = 0;
+
+  void next() {
+    if (next_index == warm) before = testing::total_allocations();
+    if (next_index == requests.size()) {
+      done.set_value(testing::total_allocations() - before);
+      return;
+    }
+    client.execute(std::move(requests[next_index++]))
+        .add_listener([this](const Future<FullHttpResponse>& f) {
+          if (!f.is_success()) {
+            done.set_exception(f.cause());
+            return;
+          }
+          next();
+        });
+  }
+};
+}  // namespace
+
 #ifdef TRELLIS_HTTP_ECHO_SERVER
+TEST_CASE("HttpClient: requests over a kept-alive connection allocate nothing in steady state") {
+  if (std::string(TRELLIS_HTTP_ECHO_SERVER).empty()) return;
+  REQUIRE(testing::allocation_hook_installed());
+  ChildServer server({TRELLIS_HTTP_ECHO_SERVER, "--port", "0", "--threads", "1"}, true);
+  EventLoopGroup group(1);
+  HttpClient client(group);
+  EventLoop& loop = group.next();
+  constexpr std::size_t kWarm = 50;
+  constexpr std::size_t kRequests = 250;
+
+  auto requests = plaintext_requests(server, kRequests);
+  auto awaited = loop.spawn(allocations_awaiting(client, requests, kWarm));
+  REQUIRE(awaited.wait_for(60s));
+  const std::uint64_t by_coroutine = std::move(awaited).get();
+
+  auto more = plaintext_requests(server, kRequests);
+  AllocationsChained chain{client, more, kWarm, Promise<std::uint64_t>(&loop)};
+  auto chained = chain.done.future();
+  loop.execute([&chain] { chain.next(); });
+  REQUIRE(chained.wait_for(60s));
+  const std::uint64_t by_futures = std::move(chained).get();
+#if TRELLIS_NODE_CACHE_ENABLED
+  // The request's future, its coroutine frame, the exchange queued on the connection, the pool
+  // lookup and the destination: all recycled or kept, none from the heap per request.
+  CHECK(by_coroutine == 0);
+  CHECK(by_futures == 0);
+#else
+  (void)by_coroutine;
+  (void)by_futures;
+#endif
+}
+
 TEST_CASE("HttpClient: both APIs against http_echo_server") {
   if (std::string(TRELLIS_HTTP_ECHO_SERVER).empty()) return;
   ChildServer server({TRELLIS_HTTP_ECHO_SERVER, "--port", "0", "--threads", "1"}, true);

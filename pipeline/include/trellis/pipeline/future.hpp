@@ -136,7 +136,7 @@ class Future {
   template <class F>
   const Future& add_listener(F&& fn) const {
     using Fn = std::decay_t<F>;
-    struct Box final : detail::CompletionNode {
+    struct Box final : detail::CompletionNode, detail::PooledNew {
       Box(Future f, Fn&& g) : future(std::move(f)), fn(std::move(g)) {}
       Future future;
       Fn fn;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <variant>
 
+#include <trellis/pipeline/detail/pooled_alloc.hpp>
 #include <trellis/pipeline/detail/thread_role.hpp>
 #include <trellis/pipeline/future.hpp>
 
@@ -37,7 +38,9 @@ struct TaskContext {
   std::atomic<CancelHook*> cancel_hook{nullptr};
 };
 
-class TaskPromiseBase {
+// Coroutine frames come from the thread's node caches, by size (PooledNew, up to 4 KiB): a task
+// awaited per request (a client call, a handler step) allocates nothing in steady state.
+class TaskPromiseBase : public PooledNew {
  public:
   std::suspend_always initial_suspend() noexcept { return {}; }
   void unhandled_exception() noexcept { error_ = std::current_exception(); }

@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <utility>
 
+#include <trellis/pipeline/detail/pooled_alloc.hpp>
+
 namespace trellis {
 
 /// A move-only callable; see UniqueFunction<R(Args...)>.
@@ -15,8 +17,9 @@ template <class Signature>
 class UniqueFunction;
 
 /// A move-only type-erased callable `R(Args...)` with small-buffer storage: callables up to
-/// kInlineSize bytes (move constructible without throwing) are stored inline, larger ones on the
-/// heap. Not thread-safe: one owner at a time.
+/// kInlineSize bytes (move constructible without throwing) are stored inline, larger ones in a
+/// block of the thread's node cache (detail::pooled_allocate; the heap past 1 KiB or for
+/// over-aligned callables). Not thread-safe: one owner at a time.
 template <class R, class... Args>
 class UniqueFunction<R(Args...)> {
  public:
@@ -36,6 +39,15 @@ class UniqueFunction<R(Args...)> {
     if constexpr (fits_inline<D>()) {
       ::new (static_cast<void*>(storage_)) D(std::forward<F>(f));
       ops_ = &inline_ops<D>;
+    } else if constexpr (alignof(D) <= alignof(std::max_align_t)) {
+      void* block = detail::pooled_allocate(sizeof(D));
+      try {
+        *reinterpret_cast<D**>(storage_) = ::new (block) D(std::forward<F>(f));
+      } catch (...) {
+        detail::pooled_deallocate(block, sizeof(D));
+        throw;
+      }
+      ops_ = &pooled_ops<D>;
     } else {
       *reinterpret_cast<D**>(storage_) = new D(std::forward<F>(f));
       ops_ = &heap_ops<D>;
@@ -115,6 +127,17 @@ class UniqueFunction<R(Args...)> {
       },
       [](void* from, void* to) noexcept { *static_cast<D**>(to) = *static_cast<D**>(from); },
       [](void* s) noexcept { delete *static_cast<D**>(s); },
+  };
+
+  template <class D>
+  static constexpr Ops pooled_ops = {
+      heap_ops<D>.invoke,
+      heap_ops<D>.move,
+      [](void* s) noexcept {
+        D* d = *static_cast<D**>(s);
+        d->~D();
+        detail::pooled_deallocate(d, sizeof(D));
+      },
   };
 
   alignas(std::max_align_t) unsigned char storage_[kInlineSize];

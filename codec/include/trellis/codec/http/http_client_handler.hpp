@@ -11,7 +11,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -21,6 +20,7 @@
 #include <trellis/codec/http/streaming_http_response.hpp>
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/channel_handler.hpp>
+#include <trellis/pipeline/detail/ring_buffer.hpp>
 #include <trellis/pipeline/promise.hpp>
 #include <trellis/pipeline/scheduled_future.hpp>
 
@@ -138,8 +138,10 @@ class HttpClientHandler : public ChannelInboundHandler {
   HttpObjectAggregator* aggregator_ = nullptr;
   HttpClientCodec* codec_ = nullptr;
   std::uint64_t inbound_mark_ = 0;  // codec_->inbound_bytes() when the last response ended
-  std::deque<HttpClientExchange> in_flight_;  // in the order of their responses
-  std::uint64_t completed_ = 0;               // responses read to the end
+  // In the order of their responses; a ring, not a deque: a deque of exchanges this size takes
+  // and frees a block for every request.
+  trellis::detail::RingBuffer<HttpClientExchange> in_flight_;
+  std::uint64_t completed_ = 0;     // responses read to the end
   bool closed_ = false;             // channel_inactive seen, or the pool was told of the close
   bool reusable_ = true;            // the requests so far allow the connection to be kept
   bool server_closing_ = false;     // a response said Connection: close

@@ -7,13 +7,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <trellis/codec/http/http_client_handler.hpp>
 #include <trellis/codec/http/http_client_options.hpp>
+#include <trellis/pipeline/detail/ring_buffer.hpp>
 #include <trellis/pipeline/event_executor.hpp>
 #include <trellis/pipeline/future.hpp>
 #include <trellis/pipeline/unique_function.hpp>
@@ -107,8 +107,9 @@ class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPoo
   std::string authority_;
   HttpClientOptions options_;
   Connector connector_;
-  std::deque<HttpClientExchange> waiting_;
-  std::deque<HttpClientExchange> retrying_;                      // each waits for a new connection
+  // Rings, not deques: a deque of exchanges this size takes and frees a block per request.
+  trellis::detail::RingBuffer<HttpClientExchange> waiting_;
+  trellis::detail::RingBuffer<HttpClientExchange> retrying_;     // each waits for a new connection
   std::vector<std::shared_ptr<HttpClientHandler>> connections_;  // open (busy or idle)
   std::vector<std::shared_ptr<HttpClientHandler>> idle_;         // most recently used last
   std::vector<std::shared_ptr<Attempt>> attempts_;               // connecting

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include <trellis/pipeline/detail/event_executor_fwd.hpp>
+#include <trellis/pipeline/detail/pooled_alloc.hpp>
 #include <trellis/pipeline/error.hpp>
 
 namespace trellis::detail {
@@ -32,7 +33,9 @@ enum class FutureStatus : std::uint32_t {
   kCancelled
 };
 
-class StateBase {
+// States (and the classes made from them: spawned tasks' states) are made and dropped per
+// operation: their memory comes from the thread's node caches, by size (PooledNew).
+class StateBase : public PooledNew {
  public:
   explicit StateBase(EventExecutor* executor) noexcept : executor_(executor) {}
   StateBase(const StateBase&) = delete;

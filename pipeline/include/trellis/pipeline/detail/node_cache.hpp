@@ -27,10 +27,12 @@ namespace trellis::detail {
 template <std::size_t Size>
 class NodeCache {
  public:
+  // At most this many free blocks are kept per thread: 4096 (as Netty's Recycler does by
+  // default) up to 512-byte blocks, and no more than 2 MiB of bigger ones.
+  static constexpr std::size_t kMaxCached = Size <= 512 ? 4096 : (std::size_t{2} << 20) / Size;
   // Blocks move between a thread and the depot this many at a time.
-  static constexpr std::size_t kBatch = 256;
-  // At most this many free blocks are kept per thread (as Netty's Recycler does by default).
-  static constexpr std::size_t kMaxCached = 4096;
+  static constexpr std::size_t kBatch = kMaxCached >= 1024 ? 256 : kMaxCached / 4;
+  static_assert(kBatch >= 1, "blocks this big do not belong in a node cache");
   // The depot keeps at most this many bytes of free blocks; beyond it they go back to the heap.
   static constexpr std::size_t kMaxDepotBytes = std::size_t{64} << 20;
 

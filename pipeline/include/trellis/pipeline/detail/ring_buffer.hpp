@@ -106,6 +106,15 @@ class RingBuffer {
     pop_front();
     return value;
   }
+  // Removes and returns the element at i; the ones after it move up one place (as a deque's
+  // erase in the middle, for the rare removal of a queued element that gave up waiting).
+  T take_at(std::size_t i) {
+    T value(std::move(at_checked(i)));
+    for (std::size_t k = i + 1; k < size_; ++k) (*this)[k - 1] = std::move((*this)[k]);
+    std::destroy_at(&(*this)[size_ - 1]);
+    if (--size_ == 0) head_ = 0;
+    return value;
+  }
   // Destroys the elements; keeps the memory.
   void clear() noexcept {
     while (size_ != 0) {
