@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <trellis/pipeline.hpp>
+#include <trellis/pipeline/detail/node_cache.hpp>
 #include <trellis/pipeline/detail/pooled_alloc.hpp>
 #include <trellis/testing.hpp>
 #include <trellis/testing/allocation_counter.hpp>

@@ -7,9 +7,6 @@
 
 #include <cstddef>
 #include <new>
-#include <utility>
-
-#include <trellis/pipeline/detail/node_cache.hpp>
 
 namespace trellis::detail {
 
@@ -36,40 +33,12 @@ constexpr std::size_t pooled_class(std::size_t n) noexcept {
   return 0;
 }
 
-template <class Indexes>
-struct PooledClasses;
-template <std::size_t... I>
-struct PooledClasses<std::index_sequence<I...>> {
-  // Class I + 1 is served by NodeCache<pooled_class_size(I + 1)>; the fold stops at it.
-  static void* allocate(std::size_t cls) {
-    void* p = nullptr;
-    (void)((cls == I + 1 ? (p = NodeCache<pooled_class_size(I + 1)>::allocate(), true) : false) ||
-           ...);
-    return p;
-  }
-  static void deallocate(void* p, std::size_t cls) noexcept {
-    (void)((cls == I + 1 ? (NodeCache<pooled_class_size(I + 1)>::deallocate(p), true) : false) ||
-           ...);
-  }
-};
-using PooledSizeClasses = PooledClasses<std::make_index_sequence<kPooledClasses>>;
-
-// n bytes, aligned for any type of at most alignof(std::max_align_t).
-inline void* pooled_allocate(std::size_t n) {
-  const std::size_t cls = pooled_class(n);
-  if (cls == 0) return ::operator new(n);
-  return PooledSizeClasses::allocate(cls);
-}
+// n bytes, aligned for any type of at most alignof(std::max_align_t). Out of line (one call and
+// a jump on the class): inlined, the dispatch over the classes would grow every caller.
+void* pooled_allocate(std::size_t n);
 
 // Gives back what pooled_allocate(n) returned, with the same n.
-inline void pooled_deallocate(void* p, std::size_t n) noexcept {
-  const std::size_t cls = pooled_class(n);
-  if (cls == 0) {
-    ::operator delete(p);
-    return;
-  }
-  PooledSizeClasses::deallocate(p, cls);
-}
+void pooled_deallocate(void* p, std::size_t n) noexcept;
 
 // A base whose class-level new and delete take the memory from pooled_allocate: for objects
 // made and dropped per operation (future states, listener boxes, coroutine promises, whose frames
