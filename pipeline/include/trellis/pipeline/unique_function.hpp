@@ -18,7 +18,7 @@ class UniqueFunction;
 
 /// A move-only type-erased callable `R(Args...)` with small-buffer storage: callables up to
 /// kInlineSize bytes (move constructible without throwing) are stored inline, larger ones in a
-/// block of the thread's node cache (detail::pooled_allocate; the heap past 1 KiB or for
+/// block of the thread's node cache (detail::pooled_allocate; the heap past 4 KiB or for
 /// over-aligned callables). Not thread-safe: one owner at a time.
 template <class R, class... Args>
 class UniqueFunction<R(Args...)> {
