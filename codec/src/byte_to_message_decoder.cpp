@@ -163,6 +163,8 @@ void ByteToMessageDecoder::decode_last(ChannelHandlerContext& ctx, ByteBuf& in, 
 
 void ByteToMessageDecoder::handler_removed0(ChannelHandlerContext&) {}
 
+void ByteToMessageDecoder::dropped(ChannelHandlerContext&, Message&) {}
+
 void ByteToMessageDecoder::handler_removed(ChannelHandlerContext& ctx) {
   // Not ctx.is_removed(): as the half of a combined handler, this decoder goes while the
   // context it shares stays. The pipeline calls this whenever it removes the context.
@@ -239,7 +241,13 @@ void ByteToMessageDecoder::decode_removal_reentry_protection(ChannelHandlerConte
 void ByteToMessageDecoder::fire_out(ChannelHandlerContext& ctx, Out& out) {
   if (out.empty()) return;
   fired_channel_read_ = true;
-  for (Message& m : out) ctx.fire_channel_read(std::move(m));
+  for (Message& m : out) {
+    if (drop_undelivered_) [[unlikely]] {
+      dropped(ctx, m);
+      continue;
+    }
+    ctx.fire_channel_read(std::move(m));
+  }
   out.clear();
 }
 

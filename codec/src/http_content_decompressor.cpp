@@ -4,8 +4,12 @@
 #include <string>
 #include <utility>
 
+#include <trellis/codec/http/http_refusal.hpp>
 #include <trellis/pipeline/byte_buf_allocator.hpp>
+#include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/channel_handler_context.hpp>
+
+#include <spdlog/spdlog.h>
 
 namespace trellis::http {
 
@@ -54,6 +58,15 @@ codec::BoundedDecompression* HttpContentDecompressor::begin(HttpHeaders& headers
 
 namespace {
 
+// A request whose body fails to decode is refused (in its turn, the connection then closes):
+// 413 when it decodes past the limits, 400 when it is corrupt, truncated or followed by bytes.
+void refuse(ChannelHandlerContext& ctx, const codec::DecoderError& error) {
+  const bool too_large = dynamic_cast<const codec::DecompressionLimitError*>(&error) != nullptr;
+  spdlog::debug("[{}] request body refused ({}): {}", ctx.channel().id().as_short_text(),
+                too_large ? 413 : 400, error.what());
+  ctx.write_and_flush(Message(HttpRefusal{static_cast<std::uint16_t>(too_large ? 413 : 400)}));
+}
+
 // The whole body decoded into one buffer (bounded by the limits).
 ByteBuf decode_whole(ChannelHandlerContext& ctx, codec::BoundedDecompression& stream,
                      const ByteBuf& content) {
@@ -84,6 +97,12 @@ void HttpContentDecompressor::decode_piece(ChannelHandlerContext& ctx, ByteBuf c
     if (last && active_->is_started() && !active_->is_finished()) {
       throw codec::DecoderError("the compressed body is truncated");
     }
+  } catch (const codec::DecoderError& error) {
+    active_ = nullptr;
+    discarding_ = !last;
+    if (!decoding_request_) throw;
+    refuse(ctx, error);
+    return;
   } catch (...) {
     active_ = nullptr;
     discarding_ = !last;
@@ -98,10 +117,12 @@ void HttpContentDecompressor::decode_piece(ChannelHandlerContext& ctx, ByteBuf c
 void HttpContentDecompressor::channel_read(ChannelHandlerContext& ctx, Message msg) {
   if (auto* r = msg.try_get<HttpRequest>()) {
     discarding_ = false;
+    decoding_request_ = true;
     active_ = begin(r->headers, true);
   } else if (auto* s = msg.try_get<HttpResponse>()) {
     if (s->status.code >= 200) {  // an interim response has no body
       discarding_ = false;
+      decoding_request_ = false;
       active_ = begin(s->headers, true);
     }
   } else if (auto* piece = msg.try_get<HttpContent>()) {
@@ -119,7 +140,12 @@ void HttpContentDecompressor::channel_read(ChannelHandlerContext& ctx, Message m
     // An empty body (a response to HEAD, 304) is left as it is, its headers describing the
     // representation.
     if (auto* stream = fr->content.is_readable() ? begin(fr->headers, false) : nullptr) {
-      fr->content = decode_whole(ctx, *stream, fr->content);
+      try {
+        fr->content = decode_whole(ctx, *stream, fr->content);
+      } catch (const codec::DecoderError& error) {
+        refuse(ctx, error);
+        return;
+      }
       if (fr->headers.contains(HeaderId::kContentLength)) {
         fr->headers.set(header::kContentLength, std::to_string(fr->content.readable_bytes()));
       }

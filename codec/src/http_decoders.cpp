@@ -74,6 +74,10 @@ void HttpRequestDecoder::on_request(HttpVersion version, const HttpHeaders& head
   if (codec_) codec_->on_request_decoded(method);
 }
 
+void HttpRequestDecoder::dropped(ChannelHandlerContext&, Message& msg) {
+  if (codec_ && (msg.is<HttpRequest>() || msg.is<FullHttpRequest>())) codec_->on_request_dropped();
+}
+
 void HttpRequestDecoder::stop_input(ChannelHandlerContext& ctx, Input why, ByteBuf& in) {
   input_ = why;
   discarded_ += in.readable_bytes();

@@ -3,18 +3,13 @@
 
 #include <charconv>
 
+#include <trellis/codec/http/http_refusal.hpp>
 #include <trellis/pipeline/channel.hpp>
 
 namespace trellis::http::detail {
 
-void refuse_and_close(ChannelHandlerContext& ctx, std::uint16_t status) {
-  FullHttpResponse refused;
-  refused.status.code = status;
-  refused.headers.add(HeaderId::kConnection, "close");
-  refused.headers.add(HeaderId::kContentLength, "0");
-  auto done = ctx.new_promise();
-  ctx.write_and_flush(Message(std::move(refused)), done);
-  done.future().add_listener([&channel = ctx.channel()](const Future<void>&) { channel.close(); });
+void refuse(ChannelHandlerContext& ctx, std::uint16_t status) {
+  ctx.write_and_flush(Message(HttpRefusal{status}));
 }
 
 std::int64_t content_length_of(const HttpHeaders& headers) noexcept {
@@ -38,7 +33,7 @@ bool answer_expectation(ChannelHandlerContext& ctx, HttpVersion version, HttpHea
   headers.remove(header::kExpect);  // answered here, or ignored: nobody after us acts on it
   if (version == kHttp10) return true;
   if (!continue_expected) {
-    refuse_and_close(ctx, 417);
+    refuse(ctx, 417);
     return false;
   }
   HttpResponse interim;

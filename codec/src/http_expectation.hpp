@@ -12,15 +12,15 @@ namespace trellis::http::detail {
 
 // Answers the expectation of a request head, if any. "100-continue" gets an interim
 // "100 Continue" so that the client sends the body; any other expectation gets 417, and the
-// connection closes once that is written. HTTP/1.0 expectations are ignored, as the RFC
-// requires. The Expect field is removed whenever there was one. Returns false when the request
+// connection closes once that is written (see refuse). HTTP/1.0 expectations are ignored, as the
+// RFC requires. The Expect field is removed whenever there was one. Returns false when the request
 // was refused: it and its body must be dropped. (A handler with a body limit refuses an
 // announced body over it first, so that it is not invited.)
 bool answer_expectation(ChannelHandlerContext& ctx, HttpVersion version, HttpHeaders& headers);
 
-// Writes a bodiless `status` response with Connection: close and closes the connection once it
-// is written.
-void refuse_and_close(ChannelHandlerContext& ctx, std::uint16_t status);
+// Refuses the request being read with `status` (an HttpRefusal, written and flushed): answered in
+// its turn, and the connection closes after it.
+void refuse(ChannelHandlerContext& ctx, std::uint16_t status);
 
 // The length a (parser-validated) Content-Length field gives, also in its list form ("5, 5"),
 // or -1 when there is none or it is not a number.

@@ -22,7 +22,7 @@ void HttpObjectAggregator::channel_read(ChannelHandlerContext& ctx, Message msg)
     const std::int64_t length = detail::content_length_of(head->headers);
     if (length > 0 && static_cast<std::uint64_t>(length) > max_content_length_) {
       discarding_ = true;
-      detail::refuse_and_close(ctx, 413);
+      detail::refuse(ctx, 413);
       return;
     }
     if (!detail::answer_expectation(ctx, head->version, head->headers)) {
@@ -138,7 +138,7 @@ void HttpObjectAggregator::oversized(ChannelHandlerContext& ctx) {
   discarding_ = true;
   if (request_) {
     request_.reset();
-    detail::refuse_and_close(ctx, 413);
+    detail::refuse(ctx, 413);
     return;
   }
   response_.reset();

@@ -8,7 +8,9 @@
 #include <trellis/codec/decoder_error.hpp>
 #include <trellis/codec/http/http_date.hpp>
 #include <trellis/codec/http/http_head_writer.hpp>
+#include <trellis/codec/http/http_refusal.hpp>
 #include <trellis/pipeline/byte_buf_allocator.hpp>
+#include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/channel_handler_context.hpp>
 #include <trellis/pipeline/composite_byte_buf.hpp>
 #include <trellis/pipeline/event_executor.hpp>
@@ -283,6 +285,20 @@ void HttpResponseEncoder::write_message(ChannelHandlerContext& ctx, Message& msg
     ByteBuf head;
     encode_head(ctx, head, response.version, response.status, response.headers, nullptr, nullptr);
     ctx.write(Message(std::move(head)), std::move(promise));
+    return;
+  }
+  if (const auto* refusal = msg.try_get<HttpRefusal>()) {
+    // Without an HttpServerCodec to keep the order: answered now, and the channel closes once
+    // the answer is written.
+    if (!promise.is_void()) {
+      ctx.channel().close_future().add_listener(
+          [promise](const Future<void>&) mutable { promise.try_set_value(); });
+    }
+    Message response(refusal->response());
+    ChannelPromise written = ctx.new_promise();
+    auto done = written.future();
+    write_message(ctx, response, written);
+    done.add_listener([&ctx](const Future<void>&) { ctx.close(); });
     return;
   }
   write_held(ctx);

@@ -65,12 +65,14 @@ void HttpServerCodec::channel_active(ChannelHandlerContext& ctx) {
 
 void HttpServerCodec::handler_removed(ChannelHandlerContext& ctx) {
   cancel_timer();
+  fail_held_interim();
   encoder_.handler_removed(ctx);
   decoder_.handler_removed(ctx);
 }
 
 void HttpServerCodec::channel_inactive(ChannelHandlerContext& ctx) {
   cancel_timer();
+  fail_held_interim();
   if (lingering_) {
     lingering_ = false;
     close_promise_.try_set_value();  // the peer closed first: the close is done
@@ -152,6 +154,10 @@ void HttpServerCodec::on_request_decoded(HttpMethod::Id method) {
   idle_since_ = -1;
 }
 
+void HttpServerCodec::on_request_dropped() noexcept {
+  if (unanswered_ > 0) --unanswered_;
+}
+
 void HttpServerCodec::on_decode_error(ChannelHandlerContext& ctx, std::uint16_t status) {
   end_with(ctx, status);
 }
@@ -181,7 +187,37 @@ bool HttpServerCodec::ends_response(const Message& msg) noexcept {
   return false;
 }
 
+bool HttpServerCodec::holds_interim(const Message& msg) const noexcept {
+  if (holding_interim_) return true;
+  if (unanswered_ <= 1) return false;
+  if (const auto* head = msg.try_get<HttpResponse>()) return head->status.code < 200;
+  if (const auto* full = msg.try_get<FullHttpResponse>()) return full->status.code < 200;
+  return false;
+}
+
+void HttpServerCodec::release_interim(ChannelHandlerContext& ctx) {
+  auto held = std::move(held_interim_);
+  held_interim_.clear();
+  for (auto& [msg, promise] : held) write(ctx, std::move(msg), std::move(promise));
+}
+
+void HttpServerCodec::fail_held_interim() noexcept {
+  holding_interim_ = false;
+  for (auto& held : held_interim_) held.second.try_set_exception(ClosedChannelError());
+  held_interim_.clear();
+}
+
 void HttpServerCodec::write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
+  if (const auto* refusal = msg.try_get<HttpRefusal>()) [[unlikely]] {
+    refuse(ctx, refusal->status, std::move(promise));
+    return;
+  }
+  if (holds_interim(msg)) [[unlikely]] {
+    if (msg.is<HttpResponse>()) holding_interim_ = true;
+    if (msg.is<LastHttpContent>()) holding_interim_ = false;
+    held_interim_.emplace_back(std::move(msg), std::move(promise));
+    return;
+  }
   if (!ends_response(msg)) {
     encoder_.write_message(ctx, msg, promise);
     return;
@@ -196,12 +232,27 @@ void HttpServerCodec::write(ChannelHandlerContext& ctx, Message msg, ChannelProm
     return;
   }
   encoder_.write_message(ctx, msg, promise);
+  if (!held_interim_.empty() && unanswered_ <= 1 && !holding_interim_) release_interim(ctx);
   if (final_status_ != 0) {
     write_final_response(ctx);
   } else if (unanswered_ == 0 && !streaming_) {
     // Idle from now, or (answered within a read batch) from the batch's end.
     idle_since_ = read_in_batch_ ? -1 : ctx.executor().coarse_time_nanos();
   }
+}
+
+void HttpServerCodec::refuse(ChannelHandlerContext& ctx, std::uint16_t status,
+                             ChannelPromise promise) {
+  if (!promise.is_void()) {
+    ctx.channel().close_future().add_listener(
+        [promise](const Future<void>&) mutable { promise.try_set_value(); });
+  }
+  if (closing_ || final_status_ != 0) return;  // the connection ends already
+  refused_ = true;
+  // The requests decoded after the refused one (in the same read) are not passed on: nothing
+  // after a request that ends the connection is processed, and none of them will be answered.
+  decoder_.drop_undelivered();
+  end_with(ctx, status);
 }
 
 void HttpServerCodec::end_with(ChannelHandlerContext& ctx, std::uint16_t status) {
@@ -213,9 +264,9 @@ void HttpServerCodec::end_with(ChannelHandlerContext& ctx, std::uint16_t status)
 
 void HttpServerCodec::write_final_response(ChannelHandlerContext& ctx) {
   if (closing_) return;
-  // The request being read (if its head was decoded) is the one this response answers; every
-  // request before it must have had its response first.
-  const std::size_t current = decoder_.request_counted_ ? 1 : 0;
+  // The request being read (if its head was decoded), or the refused one, is the one this
+  // response answers; every request before it must have had its response first.
+  const std::size_t current = (refused_ || decoder_.request_counted_) ? 1 : 0;
   if (unanswered_ > current || streaming_) return;  // later, from write()
   closing_ = true;
   if (unanswered_ < current) {
@@ -223,13 +274,7 @@ void HttpServerCodec::write_final_response(ChannelHandlerContext& ctx) {
     return;
   }
   unanswered_ = 0;
-  FullHttpResponse response;
-  response.status.code = final_status_;
-  const std::string body = std::string(response.status.reason_phrase()) + "\n";
-  response.headers.add(HeaderId::kContentType, "text/plain; charset=utf-8");
-  response.headers.add(HeaderId::kConnection, "close");
-  response.content = ctx.alloc().buffer(body.size());
-  response.content.write_string(body);
+  FullHttpResponse response = HttpRefusal{final_status_}.response();
   auto written = ctx.new_promise();
   encoder_.write(ctx, Message(std::move(response)), written);
   encoder_.flush(ctx);

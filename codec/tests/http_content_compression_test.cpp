@@ -10,6 +10,7 @@
 #include <trellis/codec/compression.hpp>
 #include <trellis/codec/http/http_content_compressor.hpp>
 #include <trellis/codec/http/http_content_decompressor.hpp>
+#include <trellis/http.hpp>
 #include <trellis/testing/doctest_helpers.hpp>
 
 #include "compression_test_support.hpp"
@@ -334,7 +335,7 @@ TEST_CASE("HttpContentDecompressor decodes a streamed body in bounded pieces") {
   CHECK(got == body);
 }
 
-TEST_CASE("HttpContentDecompressor rejects a gzip bomb request within a few MiB") {
+TEST_CASE("HttpContentDecompressor refuses a gzip bomb request with 413 within a few MiB") {
   const std::string bomb = compression_test::gzip_bomb(1);
   EmbeddedChannel ch{std::make_shared<HttpContentDecompressor>()};
   HttpRequest head;
@@ -343,31 +344,90 @@ TEST_CASE("HttpContentDecompressor rejects a gzip bomb request within a few MiB"
   ch.write_inbound(std::move(head));
   REQUIRE(ch.read_inbound<HttpRequest>());
   std::size_t out = 0;
-  bool rejected = false;
   for (std::size_t at = 0; at < bomb.size(); at += 16384) {
     const auto piece = std::string_view(bomb).substr(at, 16384);
-    try {
-      if (at + 16384 >= bomb.size()) {
-        ch.write_inbound(LastHttpContent{ByteBuf::from(piece), {}});
-      } else {
-        ch.write_inbound(HttpContent{ByteBuf::from(piece)});
-      }
-    } catch (const DecompressionLimitError&) {
-      rejected = true;
+    if (at + 16384 >= bomb.size()) {
+      ch.write_inbound(LastHttpContent{ByteBuf::from(piece), {}});
+    } else {
+      ch.write_inbound(HttpContent{ByteBuf::from(piece)});
     }
     while (auto m = ch.read_inbound<Message>()) {
       REQUIRE(m->is<HttpContent>());  // the rest of the body is dropped, its end too
       out += m->get<HttpContent>().content.readable_bytes();
     }
   }
-  CHECK(rejected);
   CHECK(out <= (4u << 20));
+  // Refused (not raised): the server codec answers 413 in the request's turn.
+  auto refusal = ch.read_outbound<HttpRefusal>();
+  REQUIRE(refusal);
+  CHECK(refusal->status == 413);
+  CHECK_FALSE(ch.read_outbound<Message>());
   // The next message is decoded normally.
   ch.write_inbound(request(std::nullopt));
   CHECK(ch.read_inbound<FullHttpRequest>());
 }
 
-TEST_CASE("HttpContentDecompressor: a whole bomb in a full message, corrupt and unknown codings") {
+TEST_CASE("HttpContentDecompressor refuses a corrupt full request with 400, a bomb with 413") {
+  EmbeddedChannel ch{std::make_shared<HttpContentDecompressor>()};
+  FullHttpRequest corrupt;
+  corrupt.method = HttpMethod::kPost;
+  corrupt.headers.add(HeaderId::kContentEncoding, "gzip");
+  corrupt.content = ByteBuf::from("definitely not gzip");
+  ch.write_inbound(std::move(corrupt));
+  CHECK_FALSE(ch.read_inbound<Message>());
+  auto refusal = ch.read_outbound<HttpRefusal>();
+  REQUIRE(refusal);
+  CHECK(refusal->status == 400);
+  FullHttpRequest bomb;
+  bomb.method = HttpMethod::kPost;
+  bomb.headers.add(HeaderId::kContentEncoding, "br");
+  bomb.content = ByteBuf::from(compression_test::brotli_zeros(std::size_t{1} << 30));
+  ch.write_inbound(std::move(bomb));
+  CHECK_FALSE(ch.read_inbound<Message>());
+  refusal = ch.read_outbound<HttpRefusal>();
+  REQUIRE(refusal);
+  CHECK(refusal->status == 413);
+}
+
+TEST_CASE("a server answers a request whose body does not decompress after the ones before it") {
+  // codec, decompressor, aggregator and an application that answers /1 only when told to.
+  HttpResponseEncoder::Options encoder;
+  encoder.add_date_header = false;
+  HttpRequestDecoderOptions decoder;
+  decoder.full_bodiless_requests = true;
+  struct App final : ChannelInboundHandler {
+    void channel_read(ChannelHandlerContext& ctx, Message msg) override {
+      context = &ctx;
+      targets.push_back(msg.get<FullHttpRequest>().target);
+    }
+    ChannelHandlerContext* context = nullptr;
+    std::vector<std::string> targets;
+  };
+  auto app = std::make_shared<App>();
+  auto& targets = app->targets;
+  EmbeddedChannel ch{std::make_shared<HttpServerCodec>(HttpParserLimits{}, encoder, decoder),
+                     std::make_shared<HttpContentDecompressor>(),
+                     std::make_shared<HttpObjectAggregator>(1 << 20), app};
+  const std::string garbage = "definitely not gzip";
+  ch.write_inbound(
+      ByteBuf::from("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                    "POST /2 HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\n"
+                    "Content-Length: " +
+                    std::to_string(garbage.size()) + "\r\n\r\n" + garbage));
+  REQUIRE(targets.size() == 1);
+  CHECK(testing::drain_outbound_bytes(ch).empty());  // the 400 waits for /1's answer
+  FullHttpResponse ok;
+  ok.content = ByteBuf::from("one");
+  app->context->write_and_flush(Message(std::move(ok)));
+  const std::string wire = testing::drain_outbound_bytes(ch);
+  CHECK(wire.rfind("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none", 0) == 0);
+  CHECK(wire.find("HTTP/1.1 400 Bad Request\r\n") != std::string::npos);
+  CHECK(wire.find("HTTP/1.1 ", 1) == wire.find("HTTP/1.1 400 "));
+  CHECK(targets.size() == 1);
+  CHECK(ch.is_output_shutdown());
+}
+
+TEST_CASE("HttpContentDecompressor: a whole bomb in a full response, corrupt and unknown codings") {
   EmbeddedChannel ch{std::make_shared<HttpContentDecompressor>()};
   FullHttpResponse bomb;
   bomb.headers.add(HeaderId::kContentEncoding, "br");

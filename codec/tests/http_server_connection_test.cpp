@@ -78,10 +78,10 @@ HttpServerTimeouts short_timeouts() {
 // codec + keep-alive + aggregator + answerer, as the echo example's pipeline.
 struct Server {
   explicit Server(HttpServerTimeouts timeouts = short_timeouts(), bool deferred = false,
-                  std::size_t body_bytes = 0)
+                  std::size_t body_bytes = 0, bool pause_when_unwritable = true)
       : answerer(std::make_shared<Answerer>(deferred, body_bytes)),
         codec(std::make_shared<HttpServerCodec>(HttpParserLimits{}, encoder_options(),
-                                                decoder_options(), timeouts)),
+                                                decoder_options(pause_when_unwritable), timeouts)),
         ch(EmbeddedChannel::Options{.register_channel = false}, codec,
            std::make_shared<HttpServerKeepAliveHandler>(),
            std::make_shared<HttpObjectAggregator>(1024), answerer) {
@@ -93,9 +93,10 @@ struct Server {
     o.add_date_header = false;
     return o;
   }
-  static HttpRequestDecoderOptions decoder_options() {
+  static HttpRequestDecoderOptions decoder_options(bool pause_when_unwritable) {
     HttpRequestDecoderOptions o;
     o.full_bodiless_requests = true;
+    o.pause_when_unwritable = pause_when_unwritable;
     return o;
   }
   void send(const std::string& bytes) { ch.write_inbound(ByteBuf::from(bytes)); }
@@ -367,4 +368,105 @@ TEST_CASE("a body refused with 413 before it is read is drained by a lingering c
   CHECK(s.ch.is_active());
   s.ch.advance_by(2s);
   CHECK_FALSE(s.ch.is_open());
+}
+
+TEST_CASE("a body refused with 413 is answered after the responses to the requests before it") {
+  Server s(short_timeouts(), /*deferred=*/true);
+  s.send(kGet1 + "POST /2 HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n");
+  CHECK(s.out().empty());  // /1 is not answered yet: the 413 waits for it
+  CHECK(s.ch.is_active());
+  s.answerer->answer();
+  const std::string wire = s.out();
+  CHECK(wire.rfind(k200One, 0) == 0);
+  CHECK(wire.find("HTTP/1.1 413 ", k200One.size()) == k200One.size());
+  CHECK(count(wire, "HTTP/1.1 ") == 2);
+  CHECK(s.ch.is_output_shutdown());
+}
+
+TEST_CASE("requests read after a refused one are not passed on, and only the refusal answers") {
+  // Without back-pressure the decoder reads every request of a read before any is passed on:
+  // /3 is decoded before /2 is refused.
+  bool pause = true;
+  SUBCASE("with back-pressure (one request decoded at a time)") { pause = true; }
+  SUBCASE("without back-pressure") { pause = false; }
+  Server s(short_timeouts(), /*deferred=*/true, /*body_bytes=*/0, pause);
+  // One read: /1, then /2 with an expectation the server refuses (417), then /3.
+  s.send(kGet1 + "GET /2 HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n" + kGet3);
+  CHECK(s.answerer->seen() == 1);  // /3 came after the refusal: never processed
+  CHECK(s.out().empty());
+  s.answerer->answer();
+  const std::string wire = s.out();
+  CHECK(wire.rfind(k200One, 0) == 0);
+  CHECK(wire.find("HTTP/1.1 417 Expectation Failed\r\n", k200One.size()) == k200One.size());
+  CHECK(wire.find("Connection: close\r\n") != std::string::npos);
+  CHECK(count(wire, "HTTP/1.1 ") == 2);
+  CHECK(s.answerer->seen() == 1);
+  CHECK(s.ch.is_output_shutdown());
+}
+
+TEST_CASE("a refusal with nothing before it is answered at once; its promise completes on close") {
+  Server s;
+  s.send("POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n");  // the body is still due
+  auto promise = s.ch.pipeline().context(*s.answerer)->new_promise();
+  s.ch.pipeline().context(*s.answerer)->write_and_flush(Message(HttpRefusal{429}), promise);
+  const std::string wire = s.out();
+  CHECK(wire.rfind("HTTP/1.1 429 Too Many Requests\r\n", 0) == 0);
+  CHECK(wire.find("\r\n\r\nToo Many Requests\n") != std::string::npos);
+  CHECK(s.ch.is_output_shutdown());
+  CHECK_FALSE(promise.future().is_done());  // the connection lingers: not closed yet
+  s.ch.advance_by(2s);
+  CHECK_FALSE(s.ch.is_open());
+  CHECK(promise.future().is_success());
+}
+
+TEST_CASE("a second refusal, or one after a decode error, changes nothing") {
+  Server s(short_timeouts(), /*deferred=*/true);
+  s.send(kGet1 + kBad);  // the 400 waits for /1
+  auto* last = s.ch.pipeline().context(*s.answerer);
+  last->write_and_flush(Message(HttpRefusal{413}));
+  s.answerer->answer();
+  const std::string wire = s.out();
+  CHECK(wire.rfind(k200One, 0) == 0);
+  CHECK(wire.find("HTTP/1.1 400 Bad Request\r\n") == k200One.size());
+  CHECK(count(wire, "HTTP/1.1 ") == 2);
+}
+
+TEST_CASE("a 100 Continue waits for the responses to the requests before its own") {
+  Server s(short_timeouts(), /*deferred=*/true);
+  s.send(kGet1 +
+         "POST /2 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+  // A 100 now would read, to the client, as an interim answer to /1.
+  CHECK(s.out().empty());
+  s.answerer->answer();
+  std::string wire = s.out();
+  CHECK(wire == k200One + "HTTP/1.1 100 Continue\r\n\r\n");
+  s.send("/2");  // the body, invited
+  s.answerer->answer();
+  wire = s.out();
+  CHECK(wire == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n/2");
+  CHECK(s.ch.is_active());
+}
+
+TEST_CASE("a 100 Continue with nothing before it goes at once") {
+  Server s;
+  s.send("POST /1 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+  CHECK(s.out() == "HTTP/1.1 100 Continue\r\n\r\n");
+  s.send("ab");
+  CHECK(s.out() == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n/1");
+}
+
+TEST_CASE("an interim response still held when the connection closes fails its write") {
+  Server s(short_timeouts(), /*deferred=*/true);
+  s.send(kGet1 + "GET /2 HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto* ctx = s.ch.pipeline().context(*s.answerer);
+  HttpResponse early_hints;
+  early_hints.status.code = 103;
+  auto promise = ctx->new_promise();
+  ctx->write(Message(std::move(early_hints)));
+  ctx->write_and_flush(Message(LastHttpContent{}), promise);
+  CHECK(s.out().empty());  // /1 first
+  CHECK_FALSE(promise.future().is_done());
+  s.ch.close();
+  REQUIRE(promise.future().is_done());
+  CHECK_FALSE(promise.future().is_success());
 }

@@ -17,6 +17,7 @@
 #include <trellis/codec/http/http_method_queue.hpp>
 #include <trellis/codec/http/http_object_aggregator.hpp>
 #include <trellis/codec/http/http_parser.hpp>
+#include <trellis/codec/http/http_refusal.hpp>
 #include <trellis/codec/http/http_response_encoder.hpp>
 #include <trellis/codec/http/http_server_codec.hpp>
 #include <trellis/codec/http/http_server_expect_continue_handler.hpp>

@@ -117,6 +117,12 @@ class ByteToMessageDecoder : public ChannelInboundHandler {
   void set_input_held(bool held) noexcept { input_held_ = held; }
   /// True while input is held (see set_input_held).
   bool is_input_held() const noexcept { return input_held_; }
+  /// From now on, for good, messages decoded and not fired yet are given to dropped() instead of
+  /// the next handler (a protocol that must not pass on what follows a message, e.g. the
+  /// requests after one the server refused).
+  void drop_undelivered() noexcept { drop_undelivered_ = true; }
+  /// A decoded message that drop_undelivered() kept from the next handler. Default: nothing.
+  virtual void dropped(ChannelHandlerContext& ctx, Message& msg);
 
  private:
   enum class State : std::uint8_t { kInit, kCallingDecode, kRemovedPending };
@@ -138,6 +144,7 @@ class ByteToMessageDecoder : public ChannelInboundHandler {
   State state_ = State::kInit;
   bool single_decode_ = false;
   bool fired_channel_read_ = false;
+  bool drop_undelivered_ = false;
   bool input_held_ = false;
   // handler_removed ran (removed from the pipeline, or let go as the half of a combined handler,
   // whose shared context stays); cleared when an event reaches it again.

@@ -22,9 +22,11 @@ namespace trellis::http {
 /// FullHttpResponse gets its body decoded whole and Content-Length recomputed (one with an empty
 /// body, such as an answer to HEAD, is left as it is). "identity" is
 /// removed; other or several codings ("gzip, br") pass through untouched. A body that is corrupt,
-/// truncated, followed by bytes, or decodes past the limits raises a DecoderError
-/// (DecompressionLimitError for the limits) to exception_caught of the next handlers, and the
-/// rest of that message is dropped.
+/// truncated, followed by bytes, or decodes past the limits ends its message: the rest of it is
+/// dropped, and a request is refused (an HttpRefusal, 413 for the limits and 400 otherwise, which
+/// an HttpServerCodec sends after the responses to the requests before it, then closing the
+/// connection), while a response raises a DecoderError (DecompressionLimitError for the limits)
+/// to exception_caught of the next handlers.
 class HttpContentDecompressor : public ChannelInboundHandler {
  public:
   /// A decompressor whose every body is bounded by `limits`.
@@ -44,7 +46,8 @@ class HttpContentDecompressor : public ChannelInboundHandler {
   codec::DecompressionLimits limits_;
   std::array<std::unique_ptr<codec::BoundedDecompression>, 5> streams_;  // by ContentCoding
   codec::BoundedDecompression* active_ = nullptr;                        // decoding a streamed body
-  bool discarding_ = false;  // the current streamed body failed: drop it up to its end
+  bool discarding_ = false;        // the current streamed body failed: drop it up to its end
+  bool decoding_request_ = false;  // the streamed body being decoded is a request's
 };
 
 }  // namespace trellis::http

@@ -63,6 +63,8 @@ class HttpRequestDecoder : public codec::ByteToMessageDecoder {
   void decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
   /// The input ended: a request cut short is dropped (nobody is left to answer it).
   void decode_last(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) override;
+  /// A request decoded after a refused one, not passed on: it is not waited for.
+  void dropped(ChannelHandlerContext& ctx, Message& msg) override;
 
  private:
   friend class HttpServerCodec;

@@ -1,7 +1,7 @@
 // HttpObjectAggregator: joins a head and its body pieces into one FullHttpRequest (server side)
 // or FullHttpResponse (client side), up to max_content_length bytes. A request body over the
-// limit (announced by Content-Length, or found while reading) is answered with 413 and
-// Connection: close, then the connection closes; a response over it fails with
+// limit (announced by Content-Length, or found while reading) is refused with 413 (HttpRefusal),
+// then the connection closes; a response over it fails with
 // TooLongFrameError. As Netty's, it answers a request's expectation itself, as
 // HttpServerExpectContinueHandler does (100 Continue, 417 for an unknown one), and refuses a
 // 100-continue request whose announced body is over the limit with 413 instead of inviting it.
@@ -20,10 +20,10 @@
 namespace trellis::http {
 
 /// Joins a head and its body pieces into one FullHttpRequest or FullHttpResponse, up to
-/// max_content_length bytes. A request over the limit is answered with 413 and "Connection:
-/// close", then the connection closes; a response over it raises TooLongFrameError to
-/// exception_caught. Answers a request's expectation itself (100 Continue, 417). On the channel's
-/// loop; not sharable.
+/// max_content_length bytes. A request over the limit is refused with 413 (an HttpRefusal:
+/// answered in its turn with "Connection: close", then the connection closes); a response over
+/// it raises TooLongFrameError to exception_caught. Answers a request's expectation itself (100
+/// Continue, 417). On the channel's loop; not sharable.
 class HttpObjectAggregator : public ChannelInboundHandler {
  public:
   /// An aggregator of bodies up to `max_content_length` bytes.

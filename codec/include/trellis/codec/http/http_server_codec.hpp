@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include <trellis/codec/http/http_decoders.hpp>
+#include <trellis/codec/http/http_refusal.hpp>
 #include <trellis/codec/http/http_response_encoder.hpp>
 #include <trellis/pipeline/combined_channel_duplex_handler.hpp>
 #include <trellis/pipeline/scheduled_future.hpp>
@@ -42,11 +44,12 @@ struct HttpServerTimeouts {
 
 /// The HTTP/1.1 server side of a connection: decodes requests (HttpRequestDecoder), encodes
 /// responses (HttpResponseEncoder) and keeps the connection's discipline: responses go out in
-/// request order (its own error and timeout responses too), no request is processed after one
-/// that closes the connection, the read timeouts of HttpServerTimeouts apply, reading pauses
-/// while the channel is unwritable, and a close after an error lingers. Bad input is answered
-/// with the status the parser chose and "Connection: close". One per channel (not sharable);
-/// its callbacks run on the channel's loop, its accessors must be called there too.
+/// request order (its own error and timeout responses, the handlers' HttpRefusals and interim
+/// 1xx responses too), no request is processed after one that closes the connection, the read
+/// timeouts of HttpServerTimeouts apply, reading pauses while the channel is unwritable, and a
+/// close after an error lingers. Bad input is answered with the status the parser chose and
+/// "Connection: close". One per channel (not sharable); its callbacks run on the channel's loop,
+/// its accessors must be called there too.
 class HttpServerCodec : public ChannelDuplexHandler {
  public:
   /// A codec with these parser limits, encoder and decoder options, and timeouts.
@@ -94,6 +97,10 @@ class HttpServerCodec : public ChannelDuplexHandler {
   enum class Wait : std::uint8_t { kNothing, kIdle, kHead, kBody, kSend, kLinger };
 
   void on_request_decoded(HttpMethod::Id method);
+  void on_request_dropped() noexcept;
+  // An HttpRefusal written by a handler: the last request passed on is answered with its status
+  // in its turn, and nothing after it is passed on.
+  void refuse(ChannelHandlerContext& ctx, std::uint16_t status, ChannelPromise promise);
   void on_decode_error(ChannelHandlerContext& ctx, std::uint16_t status);
   // A response the connection ends with (an error, a timeout): written once every request
   // before it is answered, then the connection closes (lingering).
@@ -105,6 +112,11 @@ class HttpServerCodec : public ChannelDuplexHandler {
   bool more_input_may_come() const noexcept;
   // Responses end: FullHttpResponse (not 1xx) or the LastHttpContent of a streamed one.
   bool ends_response(const Message& msg) noexcept;
+  // An interim (1xx) response answers the last request passed on: while requests before it are
+  // unanswered it would read as theirs, so it waits (with the LastHttpContent after its head).
+  bool holds_interim(const Message& msg) const noexcept;
+  void release_interim(ChannelHandlerContext& ctx);
+  void fail_held_interim() noexcept;
   Wait waiting_for() const noexcept;
   std::int64_t deadline_of(Wait wait) const noexcept;
   // The single lazy timer (as Netty's IdleStateHandler): reads and responses only record
@@ -123,7 +135,10 @@ class HttpServerCodec : public ChannelDuplexHandler {
   bool streaming_ = false;      // a final HttpResponse head went out, its body has not ended
   bool interim_ = false;  // a 1xx HttpResponse head went out (its LastHttpContent ends nothing)
   std::uint16_t final_status_ = 0;  // the response the connection ends with, once it can go
-  bool closing_ = false;            // the connection is being closed (or lingers)
+  bool refused_ = false;  // final_status_ answers the last request passed on (an HttpRefusal)
+  bool holding_interim_ = false;  // an interim head is held: its LastHttpContent is held too
+  std::vector<std::pair<Message, ChannelPromise>> held_interim_;
+  bool closing_ = false;  // the connection is being closed (or lingers)
   bool lingering_ = false;
   ChannelPromise close_promise_;  // completed when a lingering close ends
   std::size_t linger_bytes_ = 0;  // discarded while lingering

@@ -10,8 +10,8 @@
 namespace trellis::http {
 
 /// Answers "Expect: 100-continue" with an interim "100 Continue" and refuses any other
-/// expectation with 417 and "Connection: close" (dropping that request and its body). Put it
-/// after HttpServerCodec. On the channel's loop; not sharable.
+/// expectation with 417 (an HttpRefusal: "Connection: close", in the request's turn; that request
+/// and its body are dropped). Put it after HttpServerCodec. On the channel's loop; not sharable.
 class HttpServerExpectContinueHandler : public ChannelInboundHandler {
  public:
   /// Answers the expectation of a request head; passes on every other message, and the request
