@@ -86,6 +86,12 @@ void HttpRequestDecoder::stop_input(ChannelHandlerContext& ctx, Input why, ByteB
   hold_reading(ctx);
 }
 
+void HttpRequestDecoder::stop_taking_requests(ChannelHandlerContext& ctx) {
+  input_ = Input::kStopped;
+  drop_undelivered();
+  hold_reading(ctx);
+}
+
 void HttpRequestDecoder::stop(ChannelHandlerContext& ctx) {
   input_ = Input::kFailed;
   hold_reading(ctx);

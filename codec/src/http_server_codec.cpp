@@ -165,10 +165,19 @@ void HttpServerCodec::on_decode_error(ChannelHandlerContext& ctx, std::uint16_t 
 // --- outbound -----------------------------------------------------------------------------
 
 bool HttpServerCodec::ends_response(const Message& msg) noexcept {
-  if (const auto* full = msg.try_get<FullHttpResponse>()) return full->status.code >= 200;
+  if (const auto* full = msg.try_get<FullHttpResponse>()) {
+    if (full->status.code < 200) return false;
+    if (full->headers.contains_token(HeaderId::kConnection, "close")) [[unlikely]] {
+      close_after_response_ = true;
+    }
+    return true;
+  }
   if (const auto* head = msg.try_get<HttpResponse>()) {
     if (head->status.code >= 200) {
       streaming_ = true;
+      if (head->headers.contains_token(HeaderId::kConnection, "close")) [[unlikely]] {
+        close_after_response_ = true;
+      }
     } else {
       interim_ = true;  // its (empty) LastHttpContent ends nothing
     }
@@ -218,13 +227,22 @@ void HttpServerCodec::write(ChannelHandlerContext& ctx, Message msg, ChannelProm
     held_interim_.emplace_back(std::move(msg), std::move(promise));
     return;
   }
-  if (!ends_response(msg)) {
+  const bool ends = ends_response(msg);
+  if (close_after_response_ && decoder_.input_ == HttpRequestDecoder::Input::kOpen) [[unlikely]] {
+    // A response that closes the connection (RFC 9112 §9.6): no request after it is processed,
+    // not even one already decoded, and nothing more is read.
+    decoder_.stop_taking_requests(ctx);
+  }
+  if (!ends) {
     encoder_.write_message(ctx, msg, promise);
     return;
   }
   if (unanswered_ > 0) --unanswered_;
-  if (unanswered_ == 0 && decoder_.stop_after_message_ && final_status_ == 0) {
-    // The answer to a request that ends the connection (RFC 9112 §9.6): close once written.
+  const bool last = close_after_response_ || (unanswered_ == 0 && decoder_.stop_after_message_);
+  close_after_response_ = false;
+  if (last && final_status_ == 0) {
+    // The answer to a request that ends the connection, or an answer that ends it (RFC 9112
+    // §9.6): close once written.
     if (promise.is_void()) promise = ctx.new_promise();
     auto written = promise.future();
     encoder_.write_message(ctx, msg, promise);

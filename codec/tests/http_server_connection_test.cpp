@@ -470,3 +470,54 @@ TEST_CASE("an interim response still held when the connection closes fails its w
   REQUIRE(promise.future().is_done());
   CHECK_FALSE(promise.future().is_success());
 }
+
+namespace {
+// Answers every request at once; the answer to /1 says Connection: close.
+class ClosingAnswerer final : public SimpleChannelInboundHandler<FullHttpRequest> {
+ public:
+  std::vector<std::string> seen;
+
+ protected:
+  void channel_read0(ChannelHandlerContext& ctx, FullHttpRequest& request) override {
+    seen.push_back(request.target);
+    FullHttpResponse response;
+    if (request.target == "/1") response.headers.add(HeaderId::kConnection, "close");
+    response.content = ByteBuf::from(request.target);
+    ctx.write_and_flush(Message(std::move(response)));
+  }
+};
+}  // namespace
+
+TEST_CASE("nothing after a response that closes the connection is processed") {
+  bool pause = true;
+  SUBCASE("with back-pressure (one request decoded at a time)") { pause = true; }
+  SUBCASE("without back-pressure") { pause = false; }
+  HttpRequestDecoderOptions options = Server::decoder_options(pause);
+  auto app = std::make_shared<ClosingAnswerer>();
+  EmbeddedChannel ch(
+      std::make_shared<HttpServerCodec>(HttpParserLimits{}, Server::encoder_options(), options),
+      std::make_shared<HttpServerKeepAliveHandler>(), std::make_shared<HttpObjectAggregator>(1024),
+      app);
+  ch.write_inbound(ByteBuf::from(kGet1 + kGet3));
+  ch.run_pending_tasks();
+  CHECK(app->seen == std::vector<std::string>{"/1"});
+  const std::string wire = testing::drain_outbound_bytes(ch);
+  CHECK(count(wire, "HTTP/1.1 ") == 1);
+  CHECK(wire.find("Connection: close\r\n") != std::string::npos);
+  // Closed at once, or (bytes of /3 unread) after a lingering close.
+  CHECK((ch.is_output_shutdown() || !ch.is_open()));
+  ch.advance_by(2s);
+  CHECK_FALSE(ch.is_open());
+}
+
+TEST_CASE("the codec closes after a response that says Connection: close, without keep-alive") {
+  auto app = std::make_shared<ClosingAnswerer>();
+  EmbeddedChannel ch(
+      std::make_shared<HttpServerCodec>(HttpParserLimits{}, Server::encoder_options(),
+                                        Server::decoder_options(true)),
+      std::make_shared<HttpObjectAggregator>(1024), app);
+  ch.write_inbound(ByteBuf::from(kGet1));
+  ch.run_pending_tasks();
+  CHECK(testing::drain_outbound_bytes(ch).find("Connection: close\r\n") != std::string::npos);
+  CHECK_FALSE(ch.is_open());
+}

@@ -76,6 +76,9 @@ class HttpRequestDecoder : public codec::ByteToMessageDecoder {
   void stop_input(ChannelHandlerContext& ctx, Input why, ByteBuf& in);
   // The same without a buffer at hand (a timeout): what is pending stays unread.
   void stop(ChannelHandlerContext& ctx);
+  // After a response that closes the connection: no more requests, not even those decoded and
+  // not passed on yet; what is pending or comes is discarded.
+  void stop_taking_requests(ChannelHandlerContext& ctx);
   void pause(ChannelHandlerContext& ctx);
   void hold_reading(ChannelHandlerContext& ctx);
   // full_bodiless_requests, between messages: the next head parsed into a FullHttpRequest made

@@ -136,7 +136,8 @@ class HttpServerCodec : public ChannelDuplexHandler {
   bool interim_ = false;  // a 1xx HttpResponse head went out (its LastHttpContent ends nothing)
   std::uint16_t final_status_ = 0;  // the response the connection ends with, once it can go
   bool refused_ = false;  // final_status_ answers the last request passed on (an HttpRefusal)
-  bool holding_interim_ = false;  // an interim head is held: its LastHttpContent is held too
+  bool close_after_response_ = false;  // the response going out says Connection: close
+  bool holding_interim_ = false;       // an interim head is held: its LastHttpContent is held too
   std::vector<std::pair<Message, ChannelPromise>> held_interim_;
   bool closing_ = false;  // the connection is being closed (or lingers)
   bool lingering_ = false;
