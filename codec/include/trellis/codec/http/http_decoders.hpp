@@ -4,8 +4,9 @@
 // decoder answers with the status the parser chose (400, 413, 414, 431, 501, 505) and
 // "Connection: close", then closes the connection (inside an HttpServerCodec, after the
 // responses to the requests before it); the response decoder fires the error. The request
-// decoder stops after a request that ends the connection (RFC 9112 §9.6) and, while the channel
-// is unwritable, before the next request (reading stops until it is writable again).
+// decoder stops after a request that ends the connection (RFC 9112 §9.6), inside an
+// HttpServerCodec also at a response that does, and, while the channel is unwritable, before the
+// next request (reading stops until it is writable again).
 #pragma once
 
 #include <trellis/codec/byte_to_message_decoder.hpp>

@@ -3,10 +3,13 @@
 // Each thread keeps a free list of its own; a thread that frees more than it keeps hands whole
 // batches to a process-wide depot, where a thread that runs dry takes them from. So blocks
 // allocated on one thread and freed on another (a task scheduled from outside a loop and
-// dropped on it) come back without the heap, at one lock per batch. Disabled under
-// AddressSanitizer so that use-after-free stays detectable.
+// dropped on it) come back without the heap, at one lock per batch. The depot keeps at most
+// kMaxDepotBytes of free blocks, all block sizes together; beyond that they go back to the heap,
+// so a burst does not leave the process holding its peak. Disabled under AddressSanitizer so
+// that use-after-free stays detectable.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <new>
@@ -24,6 +27,16 @@
 
 namespace trellis::detail {
 
+// The depot's limit, for all block sizes together: free blocks beyond it go back to the heap.
+inline constexpr std::size_t kMaxDepotBytes = std::size_t{64} << 20;
+// Bytes of free blocks in the depot, all block sizes together (changed under each size's lock).
+inline std::atomic<std::size_t> g_depot_bytes{0};
+
+// Bytes of free blocks the depot keeps now, all sizes together (diagnostics and tests).
+inline std::size_t node_depot_bytes() noexcept {
+  return g_depot_bytes.load(std::memory_order_relaxed);
+}
+
 template <std::size_t Size>
 class NodeCache {
  public:
@@ -33,8 +46,6 @@ class NodeCache {
   // Blocks move between a thread and the depot this many at a time.
   static constexpr std::size_t kBatch = kMaxCached >= 1024 ? 256 : kMaxCached / 4;
   static_assert(kBatch >= 1, "blocks this big do not belong in a node cache");
-  // The depot keeps at most this many bytes of free blocks; beyond it they go back to the heap.
-  static constexpr std::size_t kMaxDepotBytes = std::size_t{64} << 20;
 
   static void* allocate() {
 #if TRELLIS_NODE_CACHE_ENABLED
@@ -103,6 +114,7 @@ class NodeCache {
     if (!batch) return false;
     d.batches = batch->next_batch;
     d.blocks -= kBatch;
+    g_depot_bytes.fetch_sub(kBatch * Size, std::memory_order_relaxed);
     state.head = batch;
     state.count = kBatch;
     return true;
@@ -116,7 +128,11 @@ class NodeCache {
     Depot& d = depot();
     {
       std::lock_guard lock(d.mutex);
-      if ((d.blocks + kBatch) * Size > kMaxDepotBytes) return false;
+      constexpr std::size_t kBytes = kBatch * Size;
+      if (g_depot_bytes.fetch_add(kBytes, std::memory_order_relaxed) + kBytes > kMaxDepotBytes) {
+        g_depot_bytes.fetch_sub(kBytes, std::memory_order_relaxed);
+        return false;
+      }
       first->next_batch = d.batches;
       d.batches = first;
       d.blocks += kBatch;
