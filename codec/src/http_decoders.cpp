@@ -45,7 +45,7 @@ void HttpRequestDecoder::decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& ou
           stop_input(ctx, Input::kStopped, in);
           return;
         }
-        if (options_.pause_when_unwritable && !ctx.channel().is_writable()) {
+        if (!may_decode_next(ctx)) {
           pause(ctx);
           return;
         }
@@ -111,37 +111,46 @@ void HttpRequestDecoder::pause(ChannelHandlerContext& ctx) {
   hold_reading(ctx);
 }
 
+bool HttpRequestDecoder::may_decode_next(ChannelHandlerContext& ctx) const noexcept {
+  if (options_.pause_when_unwritable && !ctx.channel().is_writable()) return false;
+  return codec_ == nullptr || options_.max_unanswered_requests == 0 ||
+         codec_->unanswered() < options_.max_unanswered_requests;
+}
+
 void HttpRequestDecoder::channel_writability_changed(ChannelHandlerContext& ctx) {
-  if (paused_ && ctx.channel().is_writable()) {
-    if (resuming_) {
-      // Writable again while the requests held back are being decoded (their responses were
-      // flushed and written from inside): the loop below goes on, no recursion per response.
-      resume_again_ = true;
-    } else {
-      resuming_ = true;
-      try {
-        do {
-          resume_again_ = false;
-          paused_ = false;
-          set_input_held(false);
-          decode_pending(ctx);  // may pause again
-        } while (resume_again_ && paused_ && ctx.channel().is_writable());
-      } catch (...) {
-        resuming_ = false;
-        throw;
-      }
-      resuming_ = false;
-      if (!paused_ && input_ == Input::kOpen) {
-        if (suppressed_auto_read_) {
-          suppressed_auto_read_ = false;
-          ctx.channel().config().set_auto_read(true);
-        } else if (!ctx.channel().config().auto_read()) {
-          ctx.read();  // the application reads on demand: the read the pause held back
-        }
-      }
+  resume(ctx);
+  ctx.fire_channel_writability_changed();
+}
+
+void HttpRequestDecoder::resume(ChannelHandlerContext& ctx) {
+  if (!paused_ || !may_decode_next(ctx)) return;
+  if (resuming_) {
+    // Free to go on while the requests held back are being decoded (their responses were
+    // written from inside): the loop below goes on, no recursion per response.
+    resume_again_ = true;
+    return;
+  }
+  resuming_ = true;
+  try {
+    do {
+      resume_again_ = false;
+      paused_ = false;
+      set_input_held(false);
+      decode_pending(ctx);  // may pause again
+    } while (resume_again_ && paused_ && may_decode_next(ctx));
+  } catch (...) {
+    resuming_ = false;
+    throw;
+  }
+  resuming_ = false;
+  if (!paused_ && input_ == Input::kOpen) {
+    if (suppressed_auto_read_) {
+      suppressed_auto_read_ = false;
+      ctx.channel().config().set_auto_read(true);
+    } else if (!ctx.channel().config().auto_read()) {
+      ctx.read();  // the application reads on demand: the read the pause held back
     }
   }
-  ctx.fire_channel_writability_changed();
 }
 
 bool HttpRequestDecoder::decode_full_request(ByteBuf& in, Out& out) {

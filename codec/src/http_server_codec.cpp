@@ -32,6 +32,20 @@ class ReadBatch {
   HttpResponseEncoder& encoder_;
 };
 
+// Marks the codec as driving its decoder (a read, the end of input, a writability change): a
+// response written meanwhile must not resume decoding from inside, where the requests it
+// decoded would overtake those being passed on.
+class Driving {
+ public:
+  explicit Driving(int& depth) : depth_(depth) { ++depth_; }
+  ~Driving() { --depth_; }
+  Driving(const Driving&) = delete;
+  Driving& operator=(const Driving&) = delete;
+
+ private:
+  int& depth_;
+};
+
 }  // namespace
 
 HttpServerCodec::HttpServerCodec(HttpParserLimits limits,
@@ -77,6 +91,7 @@ void HttpServerCodec::channel_inactive(ChannelHandlerContext& ctx) {
     lingering_ = false;
     close_promise_.try_set_value();  // the peer closed first: the close is done
   }
+  Driving driving(driving_);
   decoder_.channel_inactive(ctx);
 }
 
@@ -91,7 +106,13 @@ void HttpServerCodec::channel_read(ChannelHandlerContext& ctx, Message msg) {
   }
   read_in_batch_ = true;
   ReadBatch batch(encoder_);
-  decoder_.read_message(ctx, msg);
+  {
+    Driving driving(driving_);
+    decoder_.read_message(ctx, msg);
+  }
+  // Held back at max_unanswered_requests and answered meanwhile: go on from here.
+  if (decoder_.is_paused()) [[unlikely]]
+    decoder_.resume(ctx);
 }
 
 void HttpServerCodec::channel_read_complete(ChannelHandlerContext& ctx) {
@@ -119,6 +140,7 @@ void HttpServerCodec::stamp(ChannelHandlerContext& ctx) {
 
 void HttpServerCodec::channel_writability_changed(ChannelHandlerContext& ctx) {
   const std::int64_t now = ctx.executor().coarse_time_nanos();
+  Driving driving(driving_);
   if (!ctx.channel().is_writable()) {
     if (unwritable_since_ < 0) unwritable_since_ = now;
     decoder_.channel_writability_changed(ctx);
@@ -144,6 +166,7 @@ void HttpServerCodec::user_event_triggered(ChannelHandlerContext& ctx, Message e
     ctx.fire_user_event_triggered(std::move(event));
     return;
   }
+  Driving driving(driving_);
   decoder_.user_event_triggered(ctx, std::move(event));
 }
 
@@ -257,6 +280,10 @@ void HttpServerCodec::write(ChannelHandlerContext& ctx, Message msg, ChannelProm
     // Idle from now, or (answered within a read batch) from the batch's end.
     idle_since_ = read_in_batch_ ? -1 : ctx.executor().coarse_time_nanos();
   }
+  // Requests held back at max_unanswered_requests: one may go on now (from inside a read, once
+  // the read has been passed on).
+  if (decoder_.is_paused() && driving_ == 0) [[unlikely]]
+    decoder_.resume(ctx);
 }
 
 void HttpServerCodec::refuse(ChannelHandlerContext& ctx, std::uint16_t status,

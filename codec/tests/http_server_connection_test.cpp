@@ -521,3 +521,49 @@ TEST_CASE("the codec closes after a response that says Connection: close, withou
   CHECK(testing::drain_outbound_bytes(ch).find("Connection: close\r\n") != std::string::npos);
   CHECK_FALSE(ch.is_open());
 }
+
+TEST_CASE("an application answering later gets at most max_unanswered_requests at once") {
+  bool pause = true;
+  SUBCASE("with back-pressure") { pause = true; }
+  SUBCASE("without back-pressure") { pause = false; }
+  Server s(short_timeouts(), /*deferred=*/true, /*body_bytes=*/0, pause);
+  REQUIRE(HttpRequestDecoderOptions{}.max_unanswered_requests == 16);
+  std::string batch;
+  for (int i = 0; i < 50; ++i)
+    batch += "GET /" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  s.send(batch);
+  CHECK(s.answerer->seen() == 16);  // the rest waits in the read buffer, not in the application
+  CHECK_FALSE(s.ch.config().auto_read());  // and nothing more is read meanwhile
+  s.answerer->answer();                    // one answer lets one more request in
+  CHECK(s.answerer->seen() == 17);
+  s.answerer->answer(3);
+  CHECK(s.answerer->seen() == 20);
+  while (s.answerer->seen() < 50 || s.codec->unanswered() > 0) {
+    const std::size_t before = s.codec->unanswered();
+    s.answerer->answer(before);
+    REQUIRE(before > 0);
+  }
+  CHECK(s.answerer->seen() == 50);
+  const std::string wire = s.out();
+  CHECK(count(wire, "HTTP/1.1 200 OK") == 50);
+  std::size_t at = 0;
+  for (int i = 0; i < 50; ++i) {  // in request order
+    const std::string body = "\r\n\r\n/" + std::to_string(i);
+    const auto found = wire.find(body, at);
+    REQUIRE(found != std::string::npos);
+    at = found + body.size();
+  }
+  CHECK(s.ch.config().auto_read());  // reading again
+  CHECK(s.ch.is_active());
+}
+
+TEST_CASE("an application that answers at once is never held back by max_unanswered_requests") {
+  Server s(short_timeouts(), /*deferred=*/false, /*body_bytes=*/0, /*pause=*/false);
+  std::string batch;
+  for (int i = 0; i < 40; ++i)
+    batch += "GET /" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  s.send(batch);
+  CHECK(s.answerer->seen() == 40);
+  CHECK(count(s.out(), "HTTP/1.1 200 OK") == 40);
+  CHECK(s.ch.config().auto_read());
+}

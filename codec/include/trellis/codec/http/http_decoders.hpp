@@ -31,6 +31,13 @@ struct HttpRequestDecoderOptions {
   /// once the channel is writable again. So a connection holds at most the high water mark of
   /// responses, one read buffer and one request.
   bool pause_when_unwritable = true;
+  /// Inside an HttpServerCodec: at most this many requests passed on and not answered in full;
+  /// the next one is decoded (and reading, which stops meanwhile, resumes) once a response ends.
+  /// An application that answers at once never reaches it; one that answers later (a database
+  /// call per request) gets at most this many requests of a pipelining client at a time, so the
+  /// work and the memory one connection can start stay bounded (SwiftNIO's server pipeline
+  /// handler allows one; Netty has no limit). 0: no limit.
+  std::size_t max_unanswered_requests = 16;
 };
 
 class HttpServerCodec;
@@ -46,6 +53,10 @@ class HttpRequestDecoder : public codec::ByteToMessageDecoder {
 
   /// Resumes decoding (and reading) paused while the channel was unwritable.
   void channel_writability_changed(ChannelHandlerContext& ctx) override;
+  /// Resumes decoding (and reading) paused while the channel was unwritable or while
+  /// max_unanswered_requests were unanswered, if neither holds any more. Not from inside decoding
+  /// (the requests would overtake those being passed on).
+  void resume(ChannelHandlerContext& ctx);
 
   /// No more requests are decoded: after one that ends the connection, or after bad input.
   bool is_input_stopped() const noexcept { return input_ != Input::kOpen; }
@@ -81,6 +92,9 @@ class HttpRequestDecoder : public codec::ByteToMessageDecoder {
   // not passed on yet; what is pending or comes is discarded.
   void stop_taking_requests(ChannelHandlerContext& ctx);
   void pause(ChannelHandlerContext& ctx);
+  // The next request may be decoded: the channel is writable (with back-pressure on) and fewer
+  // than max_unanswered_requests are unanswered.
+  bool may_decode_next(ChannelHandlerContext& ctx) const noexcept;
   void hold_reading(ChannelHandlerContext& ctx);
   // full_bodiless_requests, between messages: the next head parsed into a FullHttpRequest made
   // in out (or, when a body follows, turned into an HttpRequest). False: more input needed.

@@ -137,7 +137,8 @@ class HttpServerCodec : public ChannelDuplexHandler {
   std::uint16_t final_status_ = 0;  // the response the connection ends with, once it can go
   bool refused_ = false;  // final_status_ answers the last request passed on (an HttpRefusal)
   bool close_after_response_ = false;  // the response going out says Connection: close
-  bool holding_interim_ = false;       // an interim head is held: its LastHttpContent is held too
+  int driving_ = 0;               // inside a call that drives the decoder (see Driving in the .cpp)
+  bool holding_interim_ = false;  // an interim head is held: its LastHttpContent is held too
   std::vector<std::pair<Message, ChannelPromise>> held_interim_;
   bool closing_ = false;  // the connection is being closed (or lingers)
   bool lingering_ = false;
