@@ -4,12 +4,13 @@
 #include <string>
 #include <utility>
 
-#include <trellis/codec/http/http_refusal.hpp>
 #include <trellis/pipeline/byte_buf_allocator.hpp>
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/channel_handler_context.hpp>
 
 #include <spdlog/spdlog.h>
+
+#include "http_expectation.hpp"
 
 namespace trellis::http {
 
@@ -64,7 +65,7 @@ void refuse(ChannelHandlerContext& ctx, const codec::DecoderError& error) {
   const bool too_large = dynamic_cast<const codec::DecompressionLimitError*>(&error) != nullptr;
   spdlog::debug("[{}] request body refused ({}): {}", ctx.channel().id().as_short_text(),
                 too_large ? 413 : 400, error.what());
-  ctx.write_and_flush(Message(HttpRefusal{static_cast<std::uint16_t>(too_large ? 413 : 400)}));
+  detail::refuse(ctx, too_large ? 413 : 400);
 }
 
 // The whole body decoded into one buffer (bounded by the limits).

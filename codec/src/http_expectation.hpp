@@ -1,6 +1,6 @@
 // Expect handling for servers (RFC 9110 §10.1.1), shared by HttpServerExpectContinueHandler and
-// HttpObjectAggregator (which, as Netty's, answers expectations itself), and the refusal both
-// send when a request cannot be served.
+// HttpObjectAggregator (which, as Netty's, answers expectations itself), and the refusal they
+// and HttpContentDecompressor send when a request cannot be served.
 #pragma once
 
 #include <cstdint>
