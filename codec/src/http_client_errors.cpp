@@ -11,6 +11,8 @@ const char* to_string(TimeoutError::Phase phase) noexcept {
       return "pool wait";
     case TimeoutError::Phase::kRequest:
       return "request";
+    case TimeoutError::Phase::kRead:
+      return "read";
   }
   return "?";
 }

@@ -1,6 +1,7 @@
 // HttpClientHandler (see http_client_handler.hpp).
 #include <trellis/codec/http/http_client_handler.hpp>
 
+#include <algorithm>
 #include <string>
 #include <system_error>
 
@@ -9,6 +10,7 @@
 #include <trellis/codec/http/http_object_aggregator.hpp>
 #include <trellis/codec/http/http_server_codec.hpp>
 #include <trellis/pipeline/channel.hpp>
+#include <trellis/pipeline/channel_config.hpp>
 #include <trellis/pipeline/channel_handler_context.hpp>
 #include <trellis/pipeline/channel_pipeline.hpp>
 #include <trellis/pipeline/error.hpp>
@@ -54,10 +56,17 @@ bool HttpClientHandler::is_active() const noexcept {
   return ctx_ && !closed_ && ctx_->channel().is_active();
 }
 
+bool HttpClientHandler::unsolicited_bytes() const noexcept {
+  return in_flight_.empty() && codec_ && codec_->inbound_bytes() != inbound_mark_;
+}
+
+bool HttpClientHandler::usable() const noexcept { return is_active() && !unsolicited_bytes(); }
+
 Channel* HttpClientHandler::channel() const noexcept { return ctx_ ? &ctx_->channel() : nullptr; }
 
 HttpClientHandler::~HttpClientHandler() {
   if (continue_timer_.valid()) continue_timer_.cancel();
+  if (read_timer_.valid()) read_timer_.cancel();
   for (auto& exchange : in_flight_) {
     exchange.fail(std::make_exception_ptr(
         ConnectionClosedError(true, "the connection was released with the request in flight")));
@@ -127,6 +136,11 @@ void HttpClientHandler::send(HttpClientExchange exchange) {
     return;
   }
   if (!is_keep_alive(exchange.request.version, exchange.request.headers)) reusable_ = false;
+  if (in_flight_.empty() && read_timeout_.count() > 0) {
+    // The read deadline counts from the request's write while nothing else is awaited.
+    last_read_ = ctx_->executor().current_time_nanos();
+    arm_read_timer();
+  }
   in_flight_.push_back(std::move(exchange));
   if (in_flight_.size() == 1) update_aggregation();
   HttpClientExchange& sent = in_flight_.back();
@@ -163,6 +177,44 @@ void HttpClientHandler::channel_read(ChannelHandlerContext& ctx, Message msg) {
   } else if (msg.is<LastHttpContent>()) {
     on_last(ctx, std::move(msg.get<LastHttpContent>().content));
   }
+}
+
+void HttpClientHandler::channel_read_complete(ChannelHandlerContext& ctx) {
+  if (!in_flight_.empty()) {
+    if (read_timer_armed_) last_read_ = ctx.executor().current_time_nanos();
+  } else if (unsolicited_bytes()) {
+    // Bytes with no request in flight: whatever they are, they must not be read as the response
+    // to the next request.
+    close();
+  }
+  ctx.fire_channel_read_complete();
+}
+
+void HttpClientHandler::arm_read_timer() {
+  if (read_timer_armed_ || !ctx_ || closed_) return;
+  read_timer_armed_ = true;
+  const std::int64_t delay =
+      last_read_ + read_timeout_.count() - ctx_->executor().current_time_nanos();
+  // The timer dies with the handler (cancelled in the destructor, on this loop).
+  read_timer_ = ctx_->executor().schedule(
+      std::chrono::nanoseconds(std::max<std::int64_t>(0, delay)), [this] { on_read_timer(); });
+}
+
+void HttpClientHandler::on_read_timer() {
+  read_timer_armed_ = false;
+  if (in_flight_.empty() || closed_ || !ctx_) return;
+  const std::int64_t now = ctx_->executor().current_time_nanos();
+  // A connection that does not read because the application has not taken the chunks of a
+  // streamed body waits for the application, not for the server.
+  if (!ctx_->channel().config().auto_read()) last_read_ = now;
+  if (now - last_read_ < read_timeout_.count()) {
+    arm_read_timer();
+    return;
+  }
+  abort(in_flight_.front().id, std::make_exception_ptr(TimeoutError(
+                                   TimeoutError::Phase::kRead,
+                                   "no byte of the response arrived for " +
+                                       std::to_string(read_timeout_.count() / 1000000) + " ms")));
 }
 
 void HttpClientHandler::on_full_response(ChannelHandlerContext& ctx, FullHttpResponse response) {
@@ -227,10 +279,15 @@ void HttpClientHandler::on_last(ChannelHandlerContext& ctx, ByteBuf content) {
 
 void HttpClientHandler::finish_front(ChannelHandlerContext& ctx, bool keep_alive) {
   ++completed_;
-  if (codec_) inbound_mark_ = codec_->inbound_bytes();
+  // The response's bytes are taken; what followed it in the same read is still buffered.
+  if (codec_) inbound_mark_ = codec_->inbound_bytes() - codec_->buffered_inbound_bytes();
   if (!keep_alive) server_closing_ = true;
   update_aggregation();
-  const bool reusable = reusable_ && !server_closing_ && ctx.channel().is_active() && !closed_;
+  // Bytes beyond the last response awaited (a body on a HEAD, 204 or 304 response, more than
+  // its Content-Length, a response to no request) would answer the next request: the connection
+  // is not reused.
+  const bool reusable = reusable_ && !server_closing_ && ctx.channel().is_active() && !closed_ &&
+                        !unsolicited_bytes();
   if (!reusable && !in_flight_.empty()) {
     // Requests pipelined behind a response that ends the connection: a server that said close
     // processes no further request (RFC 9112 §9.6).
@@ -253,8 +310,11 @@ void HttpClientHandler::fail_all(std::exception_ptr front_error) {
 }
 
 void HttpClientHandler::exception_caught(ChannelHandlerContext& ctx, std::exception_ptr error) {
-  if (!in_flight_.empty() && stale() && is_reset(error)) {
-    close();  // a stale connection: channel_inactive sends its requests again if they may be
+  // A reset, or an error that came with the end of the connection (a TLS stream that ended
+  // without close_notify) before any byte of the response: a stale connection. channel_inactive
+  // sends its requests again if they may be.
+  if (!in_flight_.empty() && stale() && (is_reset(error) || !ctx.channel().is_active())) {
+    close();
     return;
   }
   if (!in_flight_.empty()) {
@@ -290,6 +350,10 @@ void HttpClientHandler::channel_inactive(ChannelHandlerContext& ctx) {
   closed_ = true;
   awaiting_continue_ = false;
   if (continue_timer_.valid()) continue_timer_.cancel();
+  if (read_timer_armed_) {
+    read_timer_armed_ = false;
+    read_timer_.cancel();
+  }
   auto pool = pool_.lock();
   if (!in_flight_.empty()) {
     // A reused keep-alive connection closed before any byte of the response: the server closed

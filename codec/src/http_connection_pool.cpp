@@ -29,6 +29,7 @@ HttpConnectionPool::HttpConnectionPool(EventExecutor& loop, std::string authorit
 
 HttpConnectionPool::~HttpConnectionPool() {
   if (idle_timer_.valid()) idle_timer_.cancel();
+  if (unused_timer_.valid()) unused_timer_.cancel();
   for (auto& exchange : waiting_)
     if (exchange.timer.valid()) exchange.timer.cancel();
   for (auto& exchange : retrying_)
@@ -57,6 +58,12 @@ void HttpConnectionPool::submit(FullHttpRequest request, Promise<FullHttpRespons
   submit_exchange(HttpClientExchange(std::move(request), std::move(promise)));
 }
 
+void HttpConnectionPool::submit(FullHttpRequest request, Promise<FullHttpResponse> promise,
+                                std::chrono::nanoseconds timeout) {
+  submit_exchange(HttpClientExchange(std::move(request), std::move(promise)),
+                  std::max(timeout, std::chrono::nanoseconds(0)));
+}
+
 void HttpConnectionPool::submit_streaming(FullHttpRequest request,
                                           Promise<StreamingHttpResponse> promise) {
   HttpClientExchange exchange(std::move(request), Promise<FullHttpResponse>());
@@ -69,7 +76,8 @@ std::size_t HttpConnectionPool::depth() const noexcept {
   return std::max<std::size_t>(1, options_.pipelining_depth);
 }
 
-void HttpConnectionPool::submit_exchange(HttpClientExchange exchange) {
+void HttpConnectionPool::submit_exchange(HttpClientExchange exchange,
+                                         std::chrono::nanoseconds timeout) {
   if (closed_) {
     exchange.fail(std::make_exception_ptr(ClosedChannelError("the HTTP client is closed")));
     return;
@@ -81,14 +89,20 @@ void HttpConnectionPool::submit_exchange(HttpClientExchange exchange) {
         RejectedExecutionError("too many requests waiting for a connection to " + authority_)));
     return;
   }
-  exchange.timer = loop_.schedule(options_.request_timeout, [weak = weak_from_this(), id] {
-    if (auto self = weak.lock()) self->on_request_timeout(id);
-  });
-  if (!idle_.empty()) {
+  exchange.timer = loop_.schedule(timeout.count() >= 0 ? timeout : options_.request_timeout,
+                                  [weak = weak_from_this(), id] {
+                                    if (auto self = weak.lock()) self->on_request_timeout(id);
+                                  });
+  while (!idle_.empty()) {
     auto connection = std::move(idle_.back());
     idle_.pop_back();
-    send_on(*connection, std::move(exchange));
-    return;
+    if (connection->usable()) {
+      send_on(*connection, std::move(exchange));
+      return;
+    }
+    // Closed by the server (its channel_inactive not run yet), or bytes arrived on it that
+    // answer no request: never handed out.
+    discard(*connection);
   }
   if (depth() > 1 && waiting_.empty() &&
       connections_.size() + connecting_ >= options_.max_connections_per_host) {
@@ -109,6 +123,11 @@ void HttpConnectionPool::submit_exchange(HttpClientExchange exchange) {
 }
 
 void HttpConnectionPool::send_on(HttpClientHandler& connection, HttpClientExchange exchange) {
+  if (!connection.usable()) {
+    discard(connection);
+    requeue(std::move(exchange));
+    return;
+  }
   if (options_.retry_on_stale_connection && !exchange.retried && connection.reused() &&
       is_idempotent(exchange.request.method)) {
     const FullHttpRequest& r = exchange.request;
@@ -116,6 +135,29 @@ void HttpConnectionPool::send_on(HttpClientHandler& connection, HttpClientExchan
         FullHttpRequest{r.method, r.target, r.version, r.headers, r.content.share(), r.trailers});
   }
   connection.send(std::move(exchange));
+}
+
+void HttpConnectionPool::discard(HttpClientHandler& connection) {
+  auto same = [&connection](const auto& c) { return c.get() == &connection; };
+  // Kept alive through the close (the pipeline may be letting go of it too).
+  std::shared_ptr<HttpClientHandler> kept;
+  if (auto it = std::find_if(connections_.begin(), connections_.end(), same);
+      it != connections_.end()) {
+    kept = *it;
+    connections_.erase(it);
+  }
+  idle_.erase(std::remove_if(idle_.begin(), idle_.end(), same), idle_.end());
+  // No longer counted against max_connections_per_host, even before its close is processed.
+  connection.close();
+}
+
+void HttpConnectionPool::requeue(HttpClientExchange exchange) {
+  if (closed_) {
+    exchange.fail(std::make_exception_ptr(ClosedChannelError("the HTTP client is closed")));
+    return;
+  }
+  (exchange.retried ? retrying_ : waiting_).push_front(std::move(exchange));
+  connect_if_needed();
 }
 
 void HttpConnectionPool::retry_or_fail(HttpClientExchange exchange) {
@@ -143,6 +185,7 @@ void HttpConnectionPool::on_request_timeout(std::uint64_t id) {
     exchange.fail(std::make_exception_ptr(TimeoutError(
         TimeoutError::Phase::kPoolWait,
         "no new connection to " + authority_ + " for a retry within the request timeout")));
+    check_unused();
     return;
   }
   if (const std::size_t at = find(waiting_); at < waiting_.size()) {
@@ -151,6 +194,7 @@ void HttpConnectionPool::on_request_timeout(std::uint64_t id) {
         TimeoutError(TimeoutError::Phase::kPoolWait, "no connection to " + authority_ +
                                                          " became free within the request "
                                                          "timeout")));
+    check_unused();
     return;
   }
   for (const auto& c : connections_) {
@@ -174,7 +218,7 @@ void HttpConnectionPool::connect_if_needed() {
 
 void HttpConnectionPool::start_connect() {
   auto attempt = std::make_shared<Attempt>();
-  attempt->handler = std::make_shared<HttpClientHandler>(weak_from_this());
+  attempt->handler = std::make_shared<HttpClientHandler>(weak_from_this(), options_.read_timeout);
   const auto limits = options_.limits;
   const auto max_body = options_.max_response_body;
   auto init = ChannelInitializer::from([handler = attempt->handler, limits, max_body](Channel& ch) {
@@ -207,9 +251,13 @@ void HttpConnectionPool::on_connect_timeout(const std::shared_ptr<Attempt>& atte
   attempt->timed_out = true;
   attempts_.erase(std::remove(attempts_.begin(), attempts_.end(), attempt), attempts_.end());
   --connecting_;
+  // Abandoned: its channel (connected, say, with a TLS handshake the server never answers) is
+  // closed now, not left open until the connector gives up of its own accord.
+  attempt->handler->close();
   fail_first_waiting(std::make_exception_ptr(
       TimeoutError(TimeoutError::Phase::kConnect, "connecting to " + authority_)));
   connect_if_needed();
+  check_unused();
 }
 
 void HttpConnectionPool::on_connected(const std::shared_ptr<Attempt>& attempt,
@@ -237,6 +285,7 @@ void HttpConnectionPool::on_connected(const std::shared_ptr<Attempt>& attempt,
     }
     fail_first_waiting(std::move(error));
     connect_if_needed();
+    check_unused();
     return;
   }
   const std::shared_ptr<Channel>& channel = result.get();
@@ -268,13 +317,17 @@ void HttpConnectionPool::fail_first_waiting(std::exception_ptr error) {
 }
 
 void HttpConnectionPool::dispatch(const std::shared_ptr<HttpClientHandler>& connection) {
-  while (!waiting_.empty() && connection->is_active() &&
+  while (!waiting_.empty() && connection->usable() &&
          (!connection->busy() || connection->can_pipeline(depth()))) {
     HttpClientExchange exchange = std::move(waiting_.front());
     waiting_.pop_front();
     send_on(*connection, std::move(exchange));
   }
-  if (connection->busy() || !connection->is_active()) return;
+  if (connection->busy()) return;
+  if (!connection->usable()) {
+    discard(*connection);
+    return;
+  }
   connection->idle_since = loop_.current_time_nanos();
   idle_.push_back(connection);
   arm_idle_timer();
@@ -299,6 +352,42 @@ void HttpConnectionPool::on_closed(const HttpClientHandler* connection) {
   connections_.erase(std::remove_if(connections_.begin(), connections_.end(), same),
                      connections_.end());
   if (connections_.size() != before) connect_if_needed();
+  check_unused();
+}
+
+void HttpConnectionPool::on_unused(UniqueFunction<void()> callback) {
+  on_unused_ = std::move(callback);
+  check_unused();
+}
+
+void HttpConnectionPool::check_unused() {
+  if (closed_ || !on_unused_ || !unused()) return;
+  unused_since_ = loop_.current_time_nanos();
+  if (unused_timer_armed_) return;  // it looks again when it fires
+  try {
+    unused_timer_ = loop_.schedule(options_.pool_idle_timeout, [weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->on_unused_timer();
+    });
+    unused_timer_armed_ = true;
+  } catch (const RejectedExecutionError&) {
+    // The loop is shutting down: nothing to let go later.
+  }
+}
+
+void HttpConnectionPool::on_unused_timer() {
+  unused_timer_armed_ = false;
+  if (closed_ || !on_unused_ || !unused()) return;  // used again meanwhile: rearmed when unused
+  const std::int64_t due = unused_since_ + options_.pool_idle_timeout.count();
+  const std::int64_t now = loop_.current_time_nanos();
+  if (now < due) {
+    unused_timer_armed_ = true;
+    unused_timer_ = loop_.schedule(std::chrono::nanoseconds(due - now), [weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->on_unused_timer();
+    });
+    return;
+  }
+  unused_since_ = now;
+  on_unused_();  // may let the last reference to this pool go once it returns
 }
 
 void HttpConnectionPool::arm_idle_timer() {
@@ -334,9 +423,13 @@ void HttpConnectionPool::close() {
   while (!waiting_.empty() || !retrying_.empty()) {
     fail_first_waiting(std::make_exception_ptr(ClosedChannelError("the HTTP client is closed")));
   }
+  if (unused_timer_.valid()) unused_timer_.cancel();
   const auto connections = connections_;
   for (const auto& c : connections) c->close();
   idle_.clear();
+  // Connections being made are closed too (their connector's future fails or is ignored).
+  const auto attempts = attempts_;
+  for (const auto& a : attempts) a->handler->close();
 }
 
 }  // namespace trellis::http

@@ -234,7 +234,13 @@ void HttpResponseDecoder::decode(ChannelHandlerContext&, ByteBuf& in, Out& out) 
     }
     auto event = parser_.parse(in);  // HttpParseError reaches exception_caught as a DecoderError
     if (std::holds_alternative<std::monostate>(event)) return;
+    const bool end = std::holds_alternative<LastHttpContent>(event);
     emit(std::move(event), out);
+    // A response ends the call: the bytes after it stay in the cumulation while it is passed on,
+    // so that the client can tell a response followed by bytes nobody asked for (a body on a
+    // HEAD response, more than Content-Length, a response to no request) from one that ends the
+    // read, before it sends another request on the connection.
+    if (end) return;
   }
 }
 

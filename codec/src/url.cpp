@@ -163,4 +163,107 @@ std::string Url::host_header() const {
   return out;
 }
 
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) noexcept {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// The last segment of out and the '/' before it go (RFC 3986 §5.2.4, 2C and 2D).
+void remove_last_segment(std::string& out) {
+  const std::size_t slash = out.rfind('/');
+  out.erase(slash == std::string::npos ? 0 : slash);
+}
+
+// RFC 3986 §5.2.4: "." and ".." segments removed from a path.
+std::string remove_dot_segments(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  while (!in.empty()) {
+    if (starts_with(in, "../")) {
+      in.remove_prefix(3);
+    } else if (starts_with(in, "./")) {
+      in.remove_prefix(2);
+    } else if (starts_with(in, "/./")) {
+      in.remove_prefix(2);
+    } else if (in == "/.") {
+      in = "/";
+    } else if (starts_with(in, "/../")) {
+      in.remove_prefix(3);
+      remove_last_segment(out);
+    } else if (in == "/..") {
+      in = "/";
+      remove_last_segment(out);
+    } else if (in == "." || in == "..") {
+      in = {};
+    } else {
+      std::size_t end = in.find('/', 1);
+      if (end == std::string_view::npos) end = in.size();
+      out.append(in.substr(0, end));
+      in.remove_prefix(end);
+    }
+  }
+  return out;
+}
+
+bool has_scheme(std::string_view reference) noexcept {
+  // scheme ":" where scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), before any '/', '?'
+  // or '#'.
+  if (reference.empty() || !is_alpha(reference.front())) return false;
+  for (char c : reference) {
+    if (c == ':') return true;
+    if (!is_alpha(c) && !is_digit(c) && c != '+' && c != '-' && c != '.') return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+Url Url::resolve(std::string_view reference) const {
+  reference = reference.substr(0, reference.find('#'));  // the fragment is never sent
+  if (has_scheme(reference)) {
+    Url absolute = parse(reference);  // refuses schemes other than http and https
+    const std::size_t query = absolute.target.find('?');
+    std::string target = remove_dot_segments(std::string_view(absolute.target).substr(0, query));
+    if (query != std::string::npos) target.append(absolute.target, query);
+    absolute.target = std::move(target);
+    return absolute;
+  }
+  if (starts_with(reference, "//")) {
+    std::string text(https ? "https:" : "http:");
+    text.append(reference);
+    return resolve(text);
+  }
+  const std::size_t q = reference.find('?');
+  const std::string_view ref_path = reference.substr(0, q);
+  const std::string_view base_target = target;
+  const std::size_t base_q = base_target.find('?');
+  const std::string_view base_path = base_target.substr(0, base_q);
+  std::string resolved;
+  if (ref_path.empty()) {
+    resolved.assign(base_path.empty() ? std::string_view("/") : base_path);
+    if (q != std::string_view::npos) {
+      resolved.append(reference.substr(q));
+    } else if (base_q != std::string_view::npos) {
+      resolved.append(base_target.substr(base_q));
+    }
+  } else {
+    if (ref_path.front() == '/') {
+      resolved = remove_dot_segments(ref_path);
+    } else {
+      // Merged with the base's directory (RFC 3986 §5.2.3); an empty base path is "/".
+      std::string merged(base_path.empty() ? std::string_view("/")
+                                           : base_path.substr(0, base_path.rfind('/') + 1));
+      merged.append(ref_path);
+      resolved = remove_dot_segments(merged);
+    }
+    if (q != std::string_view::npos) resolved.append(reference.substr(q));
+  }
+  if (resolved.empty() || resolved.front() != '/') resolved.insert(0, 1, '/');
+  // Checked as a URL would be (characters, percent-encoding).
+  std::string text(scheme_prefix());
+  text.append(host_header()).append(resolved);
+  return parse(text);
+}
+
 }  // namespace trellis::http

@@ -117,3 +117,59 @@ TEST_CASE("Url::host_header is sized exactly: a short one allocates nothing") {
   CHECK(Url::parse("https://example.com/").host_header() == "example.com");
   CHECK(Url::parse("https://example.com:80/").host_header() == "example.com:80");
 }
+
+TEST_CASE("Url::resolve: the examples of RFC 3986 §5.4") {
+  const Url base = Url::parse("http://a/b/c/d;p?q");
+  auto resolved = [&base](std::string_view reference) {
+    const Url u = base.resolve(reference);
+    return std::string(u.scheme_prefix()) + u.host_header() + u.target;
+  };
+  // §5.4.1, normal examples (a fragment is dropped: it is never sent).
+  CHECK(resolved("g") == "http://a/b/c/g");
+  CHECK(resolved("./g") == "http://a/b/c/g");
+  CHECK(resolved("g/") == "http://a/b/c/g/");
+  CHECK(resolved("/g") == "http://a/g");
+  CHECK(resolved("//g") == "http://g/");
+  CHECK(resolved("?y") == "http://a/b/c/d;p?y");
+  CHECK(resolved("g?y") == "http://a/b/c/g?y");
+  CHECK(resolved("#s") == "http://a/b/c/d;p?q");
+  CHECK(resolved("g#s") == "http://a/b/c/g");
+  CHECK(resolved("g?y#s") == "http://a/b/c/g?y");
+  CHECK(resolved(";x") == "http://a/b/c/;x");
+  CHECK(resolved("g;x") == "http://a/b/c/g;x");
+  CHECK(resolved("g;x?y#s") == "http://a/b/c/g;x?y");
+  CHECK(resolved("") == "http://a/b/c/d;p?q");
+  CHECK(resolved(".") == "http://a/b/c/");
+  CHECK(resolved("./") == "http://a/b/c/");
+  CHECK(resolved("..") == "http://a/b/");
+  CHECK(resolved("../") == "http://a/b/");
+  CHECK(resolved("../g") == "http://a/b/g");
+  CHECK(resolved("../..") == "http://a/");
+  CHECK(resolved("../../") == "http://a/");
+  CHECK(resolved("../../g") == "http://a/g");
+  // §5.4.2, abnormal examples.
+  CHECK(resolved("../../../g") == "http://a/g");
+  CHECK(resolved("../../../../g") == "http://a/g");
+  CHECK(resolved("/./g") == "http://a/g");
+  CHECK(resolved("/../g") == "http://a/g");
+  CHECK(resolved("g.") == "http://a/b/c/g.");
+  CHECK(resolved(".g") == "http://a/b/c/.g");
+  CHECK(resolved("g..") == "http://a/b/c/g..");
+  CHECK(resolved("..g") == "http://a/b/c/..g");
+  CHECK(resolved("./../g") == "http://a/b/g");
+  CHECK(resolved("./g/.") == "http://a/b/c/g/");
+  CHECK(resolved("g/./h") == "http://a/b/c/g/h");
+  CHECK(resolved("g/../h") == "http://a/b/c/h");
+  CHECK(resolved("g;x=1/./y") == "http://a/b/c/g;x=1/y");
+  CHECK(resolved("g;x=1/../y") == "http://a/b/c/y");
+  CHECK(resolved("g?y/./x") == "http://a/b/c/g?y/./x");
+  CHECK(resolved("g?y/../x") == "http://a/b/c/g?y/../x");
+  CHECK(resolved("g#s/./x") == "http://a/b/c/g");
+  CHECK(resolved("g#s/../x") == "http://a/b/c/g");
+  // Absolute URLs keep their own scheme, host and port; their dot segments go too.
+  CHECK(resolved("https://other:8443/x/../y?z") == "https://other:8443/y?z");
+  CHECK(base.resolve("//g:81/x").port == 81);
+  CHECK(Url::parse("https://a/b").resolve("//g/").https);
+  CHECK_THROWS_AS(base.resolve("ftp://a/b"), UrlError);
+  CHECK_THROWS_AS(base.resolve("g h"), UrlError);
+}

@@ -56,25 +56,6 @@ bool is_redirect(std::uint16_t code) noexcept {
   return code == 301 || code == 302 || code == 303 || code == 307 || code == 308;
 }
 
-// Where location points from url: an absolute http(s):// URL, a scheme-relative "//host/path",
-// an absolute path, or a path relative to url's directory.
-Url resolve_location(const Url& url, std::string_view location) {
-  if (has_http_scheme(location)) return Url::parse(location);
-  if (location.substr(0, 2) == "//") {
-    return Url::parse(std::string(url.https ? "https:" : "http:") + std::string(location));
-  }
-  Url next = url;
-  if (!location.empty() && location.front() == '/') {
-    next.target.assign(location);
-  } else {
-    const std::string_view path = std::string_view(url.target).substr(0, url.target.find('?'));
-    next.target.assign(path.substr(0, path.rfind('/') + 1));
-    next.target.append(location);
-  }
-  // Checked as a URL would be (characters, percent-encoding); the fragment dropped.
-  return Url::parse(std::string(url.scheme_prefix()) + next.host_header() + next.target);
-}
-
 // Connects, then (for https) runs the TLS handshake before the pool gets the channel: a failed
 // handshake fails the connection attempt with its SslHandshakeError.
 Future<std::shared_ptr<Channel>> connect_tls(Future<std::shared_ptr<Channel>> connected,
@@ -115,14 +96,20 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
 
   std::shared_ptr<HttpConnectionPool> pool_for(const Url& url);
   std::shared_ptr<const ssl::SslContext> tls_context();
-  Future<FullHttpResponse> execute_once(const Url& url, FullHttpRequest request);
+  // timeout: the request's own deadline (what is left of a redirect chain's), else none given.
+  Future<FullHttpResponse> execute_once(
+      const Url& url, FullHttpRequest request,
+      std::chrono::nanoseconds timeout = std::chrono::nanoseconds(-1));
   Future<FullHttpResponse> execute(const Url& url, FullHttpRequest request);
   Future<StreamingHttpResponse> execute_streaming(const Url& url, FullHttpRequest request);
   void close_all();
+  // From a pool's loop: the pool under key has been unused for pool_idle_timeout.
+  void evict(const std::string& key, const HttpConnectionPool* pool);
 
   EventLoopGroup& group;
   HttpClientOptions options;
   std::mutex mutex;
+  bool closed = false;  // close() was called: no more pools
   std::unordered_map<std::string, std::shared_ptr<HttpConnectionPool>> pools;
   std::shared_ptr<const ssl::SslContext> default_tls;  // made at the first https request
 };
@@ -136,6 +123,8 @@ struct Redirects {
   HttpHeaders headers;
   ByteBuf body;  // a handle on the bytes, for 307/308
   int followed = 0;
+  EventExecutor* clock = nullptr;  // the first hop's loop
+  std::int64_t deadline = 0;       // request_timeout from the first hop, on clock
   Promise<FullHttpResponse> result;
 
   FullHttpRequest next_request() const {
@@ -175,15 +164,28 @@ void follow(const std::shared_ptr<Redirects>& state, Future<FullHttpResponse> ho
       return;
     }
     try {
-      const Url next = resolve_location(state->url, *location);
-      if (next.host != state->url.host || next.port != state->url.port ||
-          next.https != state->url.https) {
+      const Url next = state->url.resolve(*location);
+      if (state->url.https && !next.https && !client->options.allow_insecure_redirects) {
+        throw InsecureRedirectError("redirect from " + std::string(state->url.scheme_prefix()) +
+                                    state->url.host_header() + " to http://" + next.host_header() +
+                                    " refused (not TLS)");
+      }
+      const bool other_origin = next.host != state->url.host || next.port != state->url.port ||
+                                next.https != state->url.https;
+      const std::uint16_t code = response.status.code;
+      const bool same_method = code == 307 || code == 308;
+      if (other_origin && same_method && state->body.is_readable()) {
+        // The body was meant for the origin it was sent to: the application decides.
+        state->result.try_set_value(std::move(response));
+        return;
+      }
+      if (other_origin) {
         state->headers.remove("Authorization");
+        state->headers.remove("Proxy-Authorization");
         state->headers.remove("Cookie");
       }
       state->headers.set("Host", next.host_header());
-      const std::uint16_t code = response.status.code;
-      if (code == 301 || code == 302 || code == 303) {
+      if (!same_method) {
         if (state->method != HttpMethod::kHead) state->method = HttpMethod::kGet;
         state->body = ByteBuf();
         state->headers.remove("Content-Length");
@@ -191,7 +193,14 @@ void follow(const std::shared_ptr<Redirects>& state, Future<FullHttpResponse> ho
         state->headers.remove("Content-Type");
       }
       state->url = next;
-      follow(state, client->execute_once(state->url, state->next_request()));
+      // The whole chain within request_timeout.
+      const std::int64_t left = state->deadline - state->clock->current_time_nanos();
+      if (left <= 0) {
+        throw TimeoutError(TimeoutError::Phase::kRequest,
+                           "the redirects did not end within the request timeout");
+      }
+      follow(state, client->execute_once(state->url, state->next_request(),
+                                         std::chrono::nanoseconds(left)));
     } catch (...) {
       state->result.try_set_exception(std::current_exception());
     }
@@ -216,6 +225,7 @@ std::shared_ptr<HttpConnectionPool> HttpClient::Impl::pool_for(const Url& url) {
   const auto port_end = std::to_chars(port, port + sizeof port, url.port).ptr;
   key.assign(url.scheme_prefix()).append(url.host).append(":").append(port, port_end);
   std::lock_guard lock(mutex);
+  if (closed) throw ClosedChannelError("the HTTP client is closed");
   auto it = pools.find(key);
   if (it != pools.end()) return it->second;
   std::shared_ptr<const ssl::SslContext> tls = url.https ? tls_context() : nullptr;
@@ -235,39 +245,78 @@ std::shared_ptr<HttpConnectionPool> HttpClient::Impl::pool_for(const Url& url) {
   };
   auto pool =
       std::make_shared<HttpConnectionPool>(loop, url.host_header(), options, std::move(connector));
+  // A client fed many destinations (user-supplied URLs, redirects) keeps the pools in use: one
+  // unused for pool_idle_timeout goes. (Set before the pool is shared with its loop.)
+  pool->on_unused([weak = weak_from_this(), key = key, raw = pool.get()] {
+    if (auto self = weak.lock()) self->evict(key, raw);
+  });
   pools.emplace(key, pool);
   return pool;
 }
 
-Future<FullHttpResponse> HttpClient::Impl::execute_once(const Url& url, FullHttpRequest request) {
-  auto pool = pool_for(url);
+void HttpClient::Impl::evict(const std::string& key, const HttpConnectionPool* pool) {
+  std::shared_ptr<HttpConnectionPool> gone;  // released outside the lock
+  std::lock_guard lock(mutex);
+  auto it = pools.find(key);
+  if (it == pools.end() || it->second.get() != pool) return;
+  gone = std::move(it->second);
+  pools.erase(it);
+}
+
+Future<FullHttpResponse> HttpClient::Impl::execute_once(const Url& url, FullHttpRequest request,
+                                                        std::chrono::nanoseconds timeout) {
+  std::shared_ptr<HttpConnectionPool> pool;
+  try {
+    pool = pool_for(url);
+  } catch (...) {
+    return make_failed_future<FullHttpResponse>(std::current_exception());
+  }
   EventExecutor& loop = pool->executor();
   Promise<FullHttpResponse> promise(&loop);
   Future<FullHttpResponse> future = promise.future();
+  auto submit = [timeout](HttpConnectionPool& p, FullHttpRequest r, Promise<FullHttpResponse> pr) {
+    if (timeout.count() >= 0) {
+      p.submit(std::move(r), std::move(pr), timeout);
+    } else {
+      p.submit(std::move(r), std::move(pr));
+    }
+  };
   if (loop.in_event_loop()) {
-    pool->submit(std::move(request), std::move(promise));
-  } else {
-    loop.execute([pool = std::move(pool), request = std::move(request),
-                  promise = std::move(promise)]() mutable {
-      pool->submit(std::move(request), std::move(promise));
+    submit(*pool, std::move(request), std::move(promise));
+    return future;
+  }
+  try {
+    loop.execute([pool = std::move(pool), request = std::move(request), promise, submit]() mutable {
+      submit(*pool, std::move(request), std::move(promise));
     });
+  } catch (...) {
+    // The loop takes no more tasks (its group was shut down).
+    promise.try_set_exception(std::current_exception());
   }
   return future;
 }
 
 Future<StreamingHttpResponse> HttpClient::Impl::execute_streaming(const Url& url,
                                                                   FullHttpRequest request) {
-  auto pool = pool_for(url);
+  std::shared_ptr<HttpConnectionPool> pool;
+  try {
+    pool = pool_for(url);
+  } catch (...) {
+    return make_failed_future<StreamingHttpResponse>(std::current_exception());
+  }
   EventExecutor& loop = pool->executor();
   Promise<StreamingHttpResponse> promise(&loop);
   Future<StreamingHttpResponse> future = promise.future();
   if (loop.in_event_loop()) {
     pool->submit_streaming(std::move(request), std::move(promise));
-  } else {
-    loop.execute([pool = std::move(pool), request = std::move(request),
-                  promise = std::move(promise)]() mutable {
+    return future;
+  }
+  try {
+    loop.execute([pool = std::move(pool), request = std::move(request), promise]() mutable {
       pool->submit_streaming(std::move(request), std::move(promise));
     });
+  } catch (...) {
+    promise.try_set_exception(std::current_exception());
   }
   return future;
 }
@@ -282,6 +331,9 @@ Future<FullHttpResponse> HttpClient::Impl::execute(const Url& url, FullHttpReque
   state->headers = request.headers;
   state->body = request.content.share();
   Future<FullHttpResponse> first = execute_once(url, std::move(request));
+  if (first.executor() == nullptr) return first;  // failed before it reached a loop
+  state->clock = first.executor();
+  state->deadline = state->clock->current_time_nanos() + options.request_timeout.count();
   state->result = Promise<FullHttpResponse>(first.executor());
   Future<FullHttpResponse> result = state->result.future();
   follow(state, std::move(first));
@@ -292,6 +344,7 @@ void HttpClient::Impl::close_all() {
   std::vector<std::shared_ptr<HttpConnectionPool>> all;
   {
     std::lock_guard lock(mutex);
+    closed = true;
     for (auto& [key, pool] : pools) all.push_back(std::move(pool));
     pools.clear();
   }
@@ -302,11 +355,18 @@ void HttpClient::Impl::close_all() {
       continue;
     }
     // Closed, and released, on its own loop.
-    auto done = loop.submit([p = std::move(pool)]() mutable {
-      p->close();
-      p.reset();
-    });
-    done.wait_for(std::chrono::seconds(5));
+    std::shared_ptr<HttpConnectionPool> shared = pool;
+    try {
+      auto done = loop.submit([p = std::move(shared)]() mutable {
+        p->close();
+        p.reset();
+      });
+      done.wait_for(std::chrono::seconds(5));
+    } catch (...) {
+      // The loop was shut down first (its group's shutdown closed its channels); it takes no
+      // more tasks and runs none, so the pool is released here.
+    }
+    pool.reset();
   }
 }
 
@@ -314,6 +374,13 @@ HttpClient::HttpClient(EventLoopGroup& group, HttpClientOptions options)
     : impl_(std::make_shared<Impl>(group, options)) {}
 
 HttpClient::~HttpClient() { impl_->close_all(); }
+
+void HttpClient::close() { impl_->close_all(); }
+
+std::size_t HttpClient::pool_count() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->pools.size();
+}
 
 const HttpClientOptions& HttpClient::options() const noexcept { return impl_->options; }
 

@@ -19,9 +19,12 @@
 #include <trellis/testing/allocation_counter.hpp>
 #include <trellis/transport.hpp>
 
+#include "child_server.hpp"
+
 using namespace trellis;
 using namespace trellis::http;
 using namespace std::chrono_literals;
+using trellis::testing::ChildServer;
 
 namespace {
 
@@ -111,54 +114,6 @@ s = S(("127.0.0.1", 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()
 )PY";
-
-// A child process serving on an ephemeral loopback port it printed; killed by PID at the end.
-class ChildServer {
- public:
-  explicit ChildServer(std::vector<std::string> argv, bool port_line_has_text = false) {
-    int out[2];
-    REQUIRE(pipe(out) == 0);
-    pid_ = fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      dup2(out[1], 1);
-      close(out[0]);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      execvp(args[0], args.data());
-      _exit(127);
-    }
-    close(out[1]);
-    FILE* in = fdopen(out[0], "r");
-    char line[256] = {};
-    // Failure guard only: the server prints its port as soon as it listens.
-    REQUIRE(fgets(line, sizeof line, in) != nullptr);
-    std::string text(line);
-    // "http_echo_server listening on 127.0.0.1:PORT (N worker threads)"
-    if (port_line_has_text) {
-      text = text.substr(0, text.find(" ("));
-      text = text.substr(text.find_last_of(':') + 1);
-    }
-    port_ = static_cast<std::uint16_t>(std::stoi(text));
-    out_ = in;
-  }
-  ~ChildServer() {
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    if (out_) fclose(out_);
-  }
-  std::uint16_t port() const noexcept { return port_; }
-  std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::uint16_t port_ = 0;
-  FILE* out_ = nullptr;
-};
 
 std::string write_python_server() {
   const std::string path =

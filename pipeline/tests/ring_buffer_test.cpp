@@ -1,4 +1,4 @@
-// RingBuffer: FIFO order across wrap-around and growth, and take_at removing from anywhere.
+// RingBuffer: FIFO order across wrap-around and growth, take_at removing from anywhere, push_front.
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -50,4 +50,22 @@ TEST_CASE("RingBuffer::take_at removes from the front, the middle and the back, 
   }
   RingBuffer<std::string> empty;
   CHECK_THROWS(empty.take_at(0));
+}
+
+TEST_CASE("RingBuffer::push_front puts an element first, wrapped, growing and from empty") {
+  for (int offset = 0; offset < 8; ++offset) {
+    RingBuffer<std::unique_ptr<int>> ring;
+    for (int i = 0; i < offset; ++i) ring.push_back(std::make_unique<int>(-1));
+    for (int i = 0; i < offset; ++i) ring.pop_front();
+    ring.push_front(std::make_unique<int>(1));  // into an empty ring
+    ring.push_back(std::make_unique<int>(2));
+    ring.push_front(std::make_unique<int>(0));
+    CHECK(contents(ring) == std::vector<int>{0, 1, 2});
+    // Past the first array's capacity: the ring grows with the order kept.
+    for (int i = 1; i <= 10; ++i) ring.push_front(std::make_unique<int>(-i));
+    CHECK(ring.size() == 13);
+    int expected = -10;
+    while (!ring.empty()) CHECK(*ring.take_front() == expected++);
+    CHECK(expected == 3);
+  }
 }

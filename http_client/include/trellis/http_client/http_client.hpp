@@ -4,6 +4,7 @@
 // (co_await request).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string_view>
 
@@ -30,8 +31,7 @@ class HttpClient {
  public:
   /// A client whose connections run on the loops of `group` (which must outlive it).
   explicit HttpClient(EventLoopGroup& group, HttpClientOptions options = {});
-  /// Closes every connection (requests in flight fail with ConnectionClosedError) and waits
-  /// (bounded) for the pools' loops to have done so. Not from one of the group's threads.
+  /// close(): safe also when the group was shut down first.
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -65,6 +65,16 @@ class HttpClient {
   Task<StreamingHttpResponse> request_streaming(FullHttpRequest request);
   Task<StreamingHttpResponse> request_streaming(HttpRequest request);
   ///@}
+
+  /// Closes every connection, those being made included (requests in flight fail with
+  /// ConnectionClosedError, waiting ones with ClosedChannelError) and waits (bounded) for the
+  /// pools' loops to have done so; later requests fail with ClosedChannelError. Not from one of
+  /// the group's threads. Safe in any order with the group's shutdown, and more than once.
+  void close();
+
+  /// The connection pools kept, one per scheme+host+port in use (a pool unused for
+  /// pool_idle_timeout is let go). For diagnostics.
+  std::size_t pool_count() const;
 
   /// The options it was made with.
   const HttpClientOptions& options() const noexcept;

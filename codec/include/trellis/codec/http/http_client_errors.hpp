@@ -27,6 +27,7 @@ class TimeoutError : public trellis::TimeoutError {
     kConnect,   ///< HttpClientOptions::connect_timeout: the TCP connection was not established
     kPoolWait,  ///< request_timeout ran out while the request waited for a connection
     kRequest,   ///< request_timeout ran out while the request was sent or its response read
+    kRead,      ///< read_timeout: no byte of the awaited response arrived for that long
   };
   /// A timeout of `phase`, described by `what`.
   TimeoutError(Phase phase, const std::string& what);
@@ -37,7 +38,7 @@ class TimeoutError : public trellis::TimeoutError {
   Phase phase_;
 };
 
-/// "connect", "pool wait" or "request".
+/// "connect", "pool wait", "request" or "read".
 const char* to_string(TimeoutError::Phase phase) noexcept;
 
 /// The connection closed before the whole response was read. may_have_been_processed() is true
@@ -53,6 +54,14 @@ class ConnectionClosedError : public ClosedChannelError {
 
  private:
   bool may_have_been_processed_;
+};
+
+/// A redirect from an https:// URL to an http:// one, refused unless
+/// HttpClientOptions::allow_insecure_redirects: following it would send the request (and read
+/// its answer) in clear text although the application asked for TLS.
+class InsecureRedirectError : public Error {
+ public:
+  using Error::Error;
 };
 
 /// A request was redirected more than HttpClientOptions::max_redirects times.

@@ -69,8 +69,12 @@ class HttpClientHandler : public ChannelInboundHandler {
   /// How long a 100-continue request waits for the interim response before sending its body.
   static constexpr std::chrono::seconds kContinueTimeout{1};
 
-  /// A handler that reports to pool (which may be gone).
-  explicit HttpClientHandler(std::weak_ptr<HttpConnectionPool> pool) : pool_(std::move(pool)) {}
+  /// A handler that reports to pool (which may be gone). A response whose bytes stop arriving
+  /// for read_timeout (0: no limit) while it is awaited fails with TimeoutError (phase kRead)
+  /// and closes the connection.
+  explicit HttpClientHandler(std::weak_ptr<HttpConnectionPool> pool,
+                             std::chrono::nanoseconds read_timeout = {})
+      : pool_(std::move(pool)), read_timeout_(read_timeout) {}
   /// Fails what is still in flight.
   ~HttpClientHandler() override;
 
@@ -80,6 +84,7 @@ class HttpClientHandler : public ChannelInboundHandler {
   /// Responses complete the requests in flight; a close or an error fails them.
   void handler_added(ChannelHandlerContext& ctx) override;
   void channel_read(ChannelHandlerContext& ctx, Message msg) override;
+  void channel_read_complete(ChannelHandlerContext& ctx) override;
   void channel_inactive(ChannelHandlerContext& ctx) override;
   void exception_caught(ChannelHandlerContext& ctx, std::exception_ptr error) override;
   ///@}
@@ -105,6 +110,10 @@ class HttpClientHandler : public ChannelInboundHandler {
   bool carries(std::uint64_t id) const noexcept;
   /// True while the connection is open.
   bool is_active() const noexcept;
+  /// True while the connection may carry a new request: it is open and no byte arrived since
+  /// the last response ended (bytes that answer no request poison the connection: they would be
+  /// read as the response to the next one).
+  bool usable() const noexcept;
   /// The connection (null before handler_added).
   Channel* channel() const noexcept;
 
@@ -132,12 +141,19 @@ class HttpClientHandler : public ChannelInboundHandler {
   void update_aggregation();
   // The body held back by a 100-continue request goes now.
   void send_held_body();
+  // Bytes arrived that belong to no request sent (nothing in flight).
+  bool unsolicited_bytes() const noexcept;
+  // HttpClientOptions::read_timeout: armed while a request is in flight.
+  void arm_read_timer();
+  void on_read_timer();
 
   std::weak_ptr<HttpConnectionPool> pool_;
   ChannelHandlerContext* ctx_ = nullptr;
   HttpObjectAggregator* aggregator_ = nullptr;
   HttpClientCodec* codec_ = nullptr;
-  std::uint64_t inbound_mark_ = 0;  // codec_->inbound_bytes() when the last response ended
+  // Bytes of the stream taken by the responses so far: codec_->inbound_bytes() when the last
+  // response ended, less the bytes that followed it in the same read.
+  std::uint64_t inbound_mark_ = 0;
   // In the order of their responses; a ring, not a deque: a deque of exchanges this size takes
   // and frees a block for every request.
   trellis::detail::RingBuffer<HttpClientExchange> in_flight_;
@@ -150,6 +166,10 @@ class HttpClientHandler : public ChannelInboundHandler {
   bool awaiting_continue_ = false;  // a 100-continue request's body is held
   ByteBuf held_body_;
   ScheduledFuture<void> continue_timer_;
+  std::chrono::nanoseconds read_timeout_{0};  // 0: none
+  std::int64_t last_read_ = 0;                // the loop's clock at the last read in flight
+  bool read_timer_armed_ = false;
+  ScheduledFuture<void> read_timer_;
 };
 
 }  // namespace trellis::http

@@ -28,10 +28,23 @@ struct HttpClientOptions {
   /// From execute() to the end of the response: waiting for a connection (phase kPoolWait),
   /// then sending and reading (phase kRequest). The connection of a timed-out request is closed.
   std::chrono::nanoseconds request_timeout = std::chrono::seconds(30);
-  /// Follow redirects (301, 302, 303, 307, 308 with a Location): 301/302/303 are followed with
-  /// GET and no body (HEAD stays HEAD), 307/308 with the same method and body. Authorization and
-  /// Cookie are dropped when the host, port or scheme changes. Off: the 3xx response is returned.
+  /// While a response is awaited, the longest time between two reads of its bytes (from the
+  /// request's write to the head, then between any two reads of the head and body, a streamed
+  /// body included): a server that stalls fails the request with TimeoutError (phase kRead) and
+  /// its connection is closed. Time the connection spends not reading because the application
+  /// has not taken a streamed body's chunks does not count. Zero: no limit.
+  std::chrono::nanoseconds read_timeout = std::chrono::seconds(30);
+  /// Follow redirects (301, 302, 303, 307, 308 with a Location, resolved against the request's
+  /// URL as RFC 3986 §5.2 says): 301/302/303 are followed with GET and no body (HEAD stays HEAD),
+  /// 307/308 with the same method and body. To another origin (scheme, host or port) the
+  /// credentials stay behind (Authorization, Proxy-Authorization and Cookie are dropped), and a
+  /// 307/308 with a body is not followed (the 3xx response is returned): the body was meant for
+  /// the origin it was sent to. request_timeout bounds the whole chain. Off: the 3xx response is
+  /// returned.
   bool follow_redirects = false;
+  /// Follow a redirect from https:// to http://. Off (the default), such a redirect fails the
+  /// request with InsecureRedirectError.
+  bool allow_insecure_redirects = false;
   /// Redirects followed for one request at most; one more fails with TooManyRedirectsError.
   int max_redirects = 5;
   /// The largest response body read (a larger one fails with codec::TooLongFrameError).

@@ -6,6 +6,7 @@
 // EmbeddedChannels in tests alike.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -51,12 +52,24 @@ class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPoo
   /// On the pool's loop: sends request on an idle connection, a new one, or after the requests
   /// waiting before it. promise (of this loop) completes with the response or the error.
   void submit(FullHttpRequest request, Promise<FullHttpResponse> promise);
+  /// The same with its own deadline instead of request_timeout (what is left of the deadline of
+  /// a chain of redirects).
+  void submit(FullHttpRequest request, Promise<FullHttpResponse> promise,
+              std::chrono::nanoseconds timeout);
   /// The same for a streaming request: promise completes with the head, and the body is read
   /// from the response's HttpResponseBody. request_timeout runs until the head.
   void submit_streaming(FullHttpRequest request, Promise<StreamingHttpResponse> promise);
-  /// On the pool's loop: closes every connection and fails every waiting request
-  /// (ClosedChannelError); later submissions fail the same way.
+  /// On the pool's loop: closes every connection, those being connected included, and fails
+  /// every waiting request (ClosedChannelError); later submissions fail the same way.
   void close();
+  /// On the pool's loop: callback runs (on the loop) once the pool has had no connection (open
+  /// or being made) and no request for pool_idle_timeout, so that its owner can let it go; it
+  /// runs again after each later such period. Only the last callback set is kept.
+  void on_unused(UniqueFunction<void()> callback);
+  /// True while the pool has no connection (open or being made) and no request waiting.
+  bool unused() const noexcept {
+    return connections_.empty() && connecting_ == 0 && waiting_.empty() && retrying_.empty();
+  }
 
   /// @name Counters
   ///@{
@@ -85,7 +98,16 @@ class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPoo
   // connection when it may be, else it fails with ConnectionClosedError.
   void retry_or_fail(HttpClientExchange exchange);
 
-  void submit_exchange(HttpClientExchange exchange);
+  void submit_exchange(HttpClientExchange exchange,
+                       std::chrono::nanoseconds timeout = std::chrono::nanoseconds(-1));
+  // Closes connection (closed or poisoned) and forgets it at once.
+  void discard(HttpClientHandler& connection);
+  // exchange, never written, goes back to the head of its queue (its connection was found
+  // closed or poisoned when it was about to be sent).
+  void requeue(HttpClientExchange exchange);
+  // Starts the unused countdown when the pool has become unused.
+  void check_unused();
+  void on_unused_timer();
   // Sends exchange on connection, keeping a copy of the request when it may be retried.
   void send_on(HttpClientHandler& connection, HttpClientExchange exchange);
   std::size_t depth() const noexcept;
@@ -119,6 +141,10 @@ class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPoo
   std::uint64_t retries_ = 0;
   ScheduledFuture<void> idle_timer_;
   bool idle_timer_armed_ = false;
+  UniqueFunction<void()> on_unused_;
+  ScheduledFuture<void> unused_timer_;
+  bool unused_timer_armed_ = false;
+  std::int64_t unused_since_ = 0;
   bool closed_ = false;
 };
 

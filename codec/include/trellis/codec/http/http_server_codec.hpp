@@ -177,6 +177,11 @@ class HttpClientCodec
   /// Bytes received so far: the client tells a connection closed before any byte of a response
   /// (stale, safe to retry on) from one closed in the middle of it.
   std::uint64_t inbound_bytes() const noexcept { return inbound_bytes_; }
+  /// Bytes received and not decoded yet. While a response is passed on, the bytes that followed
+  /// it in the same read (the decoder stops at the end of every response).
+  std::size_t buffered_inbound_bytes() const noexcept {
+    return inbound_handler().actual_readable_bytes();
+  }
   /// Tells the response decoder the request's method, then encodes the request.
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
     if (auto* r = msg.try_get<HttpRequest>()) {

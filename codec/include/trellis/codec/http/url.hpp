@@ -39,6 +39,13 @@ struct Url {
   /// outside 1..65535, whitespace or control characters.
   static Url parse(std::string_view text);
 
+  /// The URL a reference found in this one's document or Location header points to, resolved
+  /// as RFC 3986 §5.2 says: an absolute http(s) URL, a network-path reference ("//host/p"), an
+  /// absolute path, a relative path ("g", "./g", "../g", merged with this URL's directory and
+  /// its dot segments removed), a query alone ("?y", on this path) or nothing but a fragment
+  /// (this URL). The fragment is dropped. Throws UrlError as parse() does (another scheme, bad
+  /// characters).
+  Url resolve(std::string_view reference) const;
   /// The value of the Host header: host, bracketed when IPv6, and ":port" unless the default.
   std::string host_header() const;
   /// "http://" or "https://".

@@ -93,6 +93,14 @@ class RingBuffer {
     return *slot;
   }
   void push_back(T&& value) { emplace_back(std::move(value)); }
+  // Puts value first (an element given back to the head of the queue).
+  void push_front(T&& value) {
+    if (size_ == capacity_) grow();
+    const std::size_t slot = (head_ + capacity_ - 1) & (capacity_ - 1);
+    ::new (static_cast<void*>(&data_[slot])) T(std::move(value));
+    head_ = slot;
+    ++size_;
+  }
 
   void pop_front() {
     if (size_ == 0) throw IllegalStateError("pop_front on an empty queue");
