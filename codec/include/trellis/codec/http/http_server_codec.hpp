@@ -188,14 +188,20 @@ class HttpClientCodec
   /// Bytes received so far: the client tells a connection closed before any byte of a response
   /// (stale, safe to retry on) from one closed in the middle of it.
   std::uint64_t inbound_bytes() const noexcept { return inbound_bytes_; }
-  /// Tells the response decoder the request's method, then encodes the request.
+  /// Encodes the request, then tells the response decoder its method (a request the encoder
+  /// refused is not sent, so no response answers it).
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
+    bool is_request = true;
+    HttpMethod::Id method = HttpMethod::kGet;
     if (auto* r = msg.try_get<HttpRequest>()) {
-      inbound_handler().on_request_method(r->method.id());
+      method = r->method.id();
     } else if (auto* f = msg.try_get<FullHttpRequest>()) {
-      inbound_handler().on_request_method(f->method.id());
+      method = f->method.id();
+    } else {
+      is_request = false;
     }
     CombinedChannelDuplexHandler::write(ctx, std::move(msg), std::move(promise));
+    if (is_request) inbound_handler().on_request_method(method);
   }
 
  private:
