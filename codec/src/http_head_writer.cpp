@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "http_chars.hpp"
+
 namespace trellis::http {
 
 namespace {
@@ -131,9 +133,29 @@ bool has_cr_lf_nul(std::string_view s) noexcept {
 }
 }  // namespace
 
+bool is_token(std::string_view s) noexcept {
+  // One table lookup per character (the parser's class table): names and methods are short.
+  if (s.empty()) return false;
+  for (const char c : s) {
+    if (!detail::is_tchar(c)) return false;
+  }
+  return true;
+}
+
+bool is_request_target(std::string_view s) noexcept {
+  if (s.empty()) return false;
+  for (const char c : s) {
+    if (!detail::has_class(c, detail::kTargetChar)) return false;
+  }
+  return true;
+}
+
 bool has_unsafe_field(const HttpHeaders& headers) noexcept {
-  for (const auto field : headers) {
-    if (has_cr_lf_nul(field.name) || has_cr_lf_nul(field.value)) return true;
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    const auto field = headers[i];
+    // Well-known names are our own spellings, tokens all.
+    if (headers.id_at(i) == HeaderId::kOther && !is_token(field.name)) return true;
+    if (has_cr_lf_nul(field.value)) return true;
   }
   return false;
 }
@@ -145,7 +167,7 @@ char* put_fields(char* out, const HttpHeaders& headers, FieldsSummary& summary) 
     const HeaderId id = headers.id_at(i);
     switch (id) {
       case HeaderId::kOther:
-        bad |= has_cr_lf_nul(field.name);  // well-known names are our own spellings
+        bad |= !is_token(field.name);  // well-known names are our own spellings
         break;
       case HeaderId::kDate:
         summary.has_date = true;

@@ -26,7 +26,9 @@ std::size_t head_size_hint(const HttpHeaders& headers) {
 }
 
 [[noreturn]] void throw_unsafe() {
-  throw codec::EncoderError("header field with CR, LF or NUL (response splitting refused)");
+  throw codec::EncoderError(
+      "header field name that is not a token, or value with CR, LF or NUL (message splitting "
+      "refused)");
 }
 
 void check_safe(const HttpHeaders& headers) {
@@ -308,12 +310,16 @@ void HttpResponseEncoder::write_message(ChannelHandlerContext& ctx, Message& msg
 void HttpRequestEncoder::write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
   auto write_head = [&](const HttpMethod& method, const std::string& target, HttpVersion version,
                         const HttpHeaders& headers, std::size_t body_bytes) {
-    check_safe(headers);
-    for (char c : target) {
-      if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
-        throw codec::EncoderError("request target with whitespace or control characters");
-      }
+    // Nothing is written before every piece of the request line and the fields was checked: a
+    // method, target or name that is not what the grammar allows could end the line early and
+    // start a second request (request smuggling). The standard methods are tokens already.
+    if (method.id() == HttpMethod::kOther && !is_token(method.name())) {
+      throw codec::EncoderError("request method that is not a token");
     }
+    if (!is_request_target(target)) {
+      throw codec::EncoderError("request target empty or with whitespace, controls or non-ASCII");
+    }
+    check_safe(headers);
     // Room for a body small enough to be copied after the head (see write_head_and_body).
     const std::size_t inline_body = body_bytes <= kCopyBodyThreshold ? body_bytes : 0;
     ByteBuf head = ctx.alloc().buffer(head_size_hint(headers) + target.size() + inline_body);

@@ -148,9 +148,8 @@ void HttpServerCodec::channel_writability_changed(ChannelHandlerContext& ctx) {
   }
   if (unwritable_since_ >= 0) {
     unwritable_since_ = -1;
-    // The client was not at fault while we waited for it to read: its read waits count anew.
-    if (head_since_ >= 0) head_since_ = now;
-    if (body_read_at_ >= 0) body_read_at_ = now;
+    output_stalled_since_ = -1;  // the client read: the output moved
+    restart_read_waits(now);
     if (min_timeout_ > 0) arm_timer(ctx, now + min_timeout_);
   }
   {
@@ -158,6 +157,13 @@ void HttpServerCodec::channel_writability_changed(ChannelHandlerContext& ctx) {
     decoder_.channel_writability_changed(ctx);  // resumes the requests it held back
   }
   stamp(ctx);
+}
+
+void HttpServerCodec::restart_read_waits(std::int64_t now) noexcept {
+  // The client was not at fault while we waited for it to read: its read waits count anew.
+  if (head_since_ >= 0) head_since_ = now;
+  if (body_read_at_ >= 0) body_read_at_ = now;
+  if (idle_since_ >= 0) idle_since_ = now;
 }
 
 void HttpServerCodec::user_event_triggered(ChannelHandlerContext& ctx, Message event) {
@@ -389,9 +395,31 @@ void HttpServerCodec::finish_lingering(ChannelHandlerContext& ctx) {
 
 // --- the timer ----------------------------------------------------------------------------
 
+void HttpServerCodec::observe_output(ChannelHandlerContext& ctx, std::int64_t now) {
+  // Flushed responses the transport could not write yet: the client has not read the ones
+  // before them. Looked at only here, once per tick, so the hot path pays nothing for it.
+  const ChannelOutboundBuffer* out = ctx.channel().unsafe().outbound_buffer();
+  const std::size_t pending =
+      out != nullptr && !out->is_empty() ? out->total_pending_write_bytes() : 0;
+  if (pending == 0) {
+    if (output_stalled_since_ >= 0) {
+      output_stalled_since_ = -1;
+      restart_read_waits(now);
+    }
+    return;
+  }
+  // First seen now, or it moved since the last tick: stalled from now (never earlier than it
+  // really stalled, up to one tick later).
+  if (output_stalled_since_ < 0 || pending != output_sample_) output_stalled_since_ = now;
+  output_sample_ = pending;
+}
+
 HttpServerCodec::Wait HttpServerCodec::waiting_for() const noexcept {
   if (lingering_) return Wait::kLinger;
   if (unwritable_since_ >= 0) return Wait::kSend;
+  // Responses wait for the client to read them: the server holds back, not the client, so no
+  // read deadline runs (an incomplete request's 408 waits, and so does the close after one).
+  if (output_stalled_since_ >= 0) return Wait::kUnread;
   if (closing_ || decoder_.is_input_stopped() || decoder_.is_paused()) return Wait::kNothing;
   if (decoder_.in_body()) return Wait::kBody;
   if (decoder_.in_head()) return Wait::kHead;
@@ -413,6 +441,8 @@ std::int64_t HttpServerCodec::deadline_of(Wait wait) const noexcept {
       return after(body_read_at_, timeouts_.body_timeout);
     case Wait::kSend:
       return after(unwritable_since_, timeouts_.send_timeout);
+    case Wait::kUnread:
+      return after(output_stalled_since_, timeouts_.send_timeout);
     case Wait::kLinger:
       return linger_until_;
     case Wait::kNothing:
@@ -445,6 +475,7 @@ void HttpServerCodec::on_timer(ChannelHandlerContext& ctx) {
   // Armed no later than min_timeout_ ahead, the timer is early for any wait that begins after
   // it was armed; so requests and reads never touch it, and it only re-arms when it fires.
   const std::int64_t now = ctx.executor().coarse_time_nanos();
+  observe_output(ctx, now);
   const Wait wait = waiting_for();
   // A wait whose start was not stamped (its read batch never completed) counts from now: later
   // than it began, never earlier.
@@ -462,6 +493,7 @@ void HttpServerCodec::on_timer(ChannelHandlerContext& ctx) {
         end_with(ctx, 408);
         break;
       case Wait::kSend:
+      case Wait::kUnread:
         lingering_ = false;
         ctx.close(std::move(close_promise_));  // nothing more can be written: no lingering
         return;

@@ -28,14 +28,21 @@ void write_chunk_header(ByteBuf& out, std::uint64_t size);
 void write_chunk_end(ByteBuf& out);
 /// `"0\r\n"` + trailers + `"\r\n"`.
 void write_last_chunk(ByteBuf& out, const HttpHeaders& trailers);
-/// True when a header of a response can make the message unsafe to send: a CR or LF in a name or
-/// value (response splitting). Encoders refuse such messages.
+/// True when a header can make the message unsafe to send: a name that is not an RFC 9110 token
+/// (empty, or with a separator, whitespace, a control or a byte above 0x7e) or a value with a CR,
+/// LF or NUL (request and response splitting). Encoders refuse such messages.
 bool has_unsafe_field(const HttpHeaders& headers) noexcept;
+/// True when s is an RFC 9110 token (1*tchar: "!#$%&'*+-.^_`|~", DIGIT, ALPHA), as a method and a
+/// field name must be.
+bool is_token(std::string_view s) noexcept;
+/// True when s can stand as a request-target on a request line: not empty, visible ASCII only
+/// (no SP, no control, nothing above 0x7e).
+bool is_request_target(std::string_view s) noexcept;
 
 /// What an encoder needs to know of a header block, found while writing it: whether a field is
 /// unsafe (as has_unsafe_field) and which of the fields the encoder may add are already there.
 struct FieldsSummary {
-  bool unsafe = false;                 ///< a name or value holds a CR or LF
+  bool unsafe = false;                 ///< a name is not a token, or a value holds CR, LF or NUL
   bool has_date = false;               ///< a Date field is there
   bool has_content_length = false;     ///< a Content-Length field is there
   bool has_transfer_encoding = false;  ///< a Transfer-Encoding field is there

@@ -48,7 +48,8 @@ class HttpMethod {
   HttpMethod() = default;
   /// A standard method (implicit, so `HttpMethod::kPost` converts).
   HttpMethod(Id id) : id_(id) {}  // NOLINT(google-explicit-constructor)
-  /// Parses a method token (case-sensitive, as RFC 9110 says).
+  /// Parses a method token (case-sensitive, as RFC 9110 says). Any string is kept as it is; the
+  /// request encoder refuses one that is not a token (EncoderError, nothing written).
   static HttpMethod of(std::string_view token);
 
   /// The method's id (kOther for an extension method).

@@ -23,6 +23,8 @@ namespace trellis::http {
 /// How long an HTTP server connection may take over each part of a request, on the loop's clock
 /// (the executor's coarse_time_nanos()); zero turns one off. On expiry: 408 Request Timeout when
 /// no response is in progress (after the responses to earlier requests otherwise), then close.
+/// The read timeouts do not run while flushed responses wait for the client to read them (the
+/// server holds back then, not the client); they count anew once the responses were taken.
 struct HttpServerTimeouts {
   /// From the first byte of a request head to its end (nginx: client_header_timeout, 60 s).
   std::chrono::nanoseconds header_timeout = std::chrono::seconds(30);
@@ -31,8 +33,10 @@ struct HttpServerTimeouts {
   /// A persistent connection with no request in progress and nothing to answer (nginx:
   /// keepalive_timeout, 75 s). Closed without a response.
   std::chrono::nanoseconds idle_timeout = std::chrono::seconds(60);
-  /// How long the connection may stay unwritable (the client does not read what it asked for;
-  /// nginx: send_timeout, 60 s). Closed without a response.
+  /// How long the connection may stay unwritable, or keep flushed responses in its outbound
+  /// buffer without any being taken (the client does not read what it asked for; nginx:
+  /// send_timeout, 60 s). Closed without a response. The second is seen when the codec's timer
+  /// fires, up to the shortest timeout after it began: never earlier than send_timeout.
   std::chrono::nanoseconds send_timeout = std::chrono::seconds(60);
   /// The lingering close after an error response (nginx: lingering_time / lingering_timeout): the
   /// output is shut down and input read and discarded for at most this long and this many bytes,
@@ -94,7 +98,7 @@ class HttpServerCodec : public ChannelDuplexHandler {
  private:
   friend class HttpRequestDecoder;
   // What the connection waits for now, which decides the deadline that applies.
-  enum class Wait : std::uint8_t { kNothing, kIdle, kHead, kBody, kSend, kLinger };
+  enum class Wait : std::uint8_t { kNothing, kIdle, kHead, kBody, kSend, kUnread, kLinger };
 
   void on_request_decoded(HttpMethod::Id method);
   void on_request_dropped() noexcept;
@@ -125,6 +129,11 @@ class HttpServerCodec : public ChannelDuplexHandler {
   void on_timer(ChannelHandlerContext& ctx);
   void cancel_timer();
   void stamp(ChannelHandlerContext& ctx);
+  // The read waits (head, body, idle) start again from now: the client was not at fault while
+  // its responses waited for it.
+  void restart_read_waits(std::int64_t now) noexcept;
+  // At each tick: are flushed responses waiting for the client to read them, and since when.
+  void observe_output(ChannelHandlerContext& ctx, std::int64_t now);
 
   HttpRequestDecoder decoder_;
   HttpResponseEncoder encoder_;
@@ -150,6 +159,8 @@ class HttpServerCodec : public ChannelDuplexHandler {
   std::int64_t head_since_ = -1;
   std::int64_t body_read_at_ = -1;
   std::int64_t unwritable_since_ = -1;
+  std::int64_t output_stalled_since_ = -1;  // flushed responses unwritten, not moving, since
+  std::size_t output_sample_ = 0;           // their bytes at the last tick
   std::int64_t linger_until_ = -1;
   bool read_in_batch_ = false;  // bytes came since the last channel_read_complete
   std::int64_t timer_at_ = -1;
@@ -182,14 +193,20 @@ class HttpClientCodec
   std::size_t buffered_inbound_bytes() const noexcept {
     return inbound_handler().actual_readable_bytes();
   }
-  /// Tells the response decoder the request's method, then encodes the request.
+  /// Encodes the request, then tells the response decoder its method (a request the encoder
+  /// refused is not sent, so no response answers it).
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override {
+    bool is_request = true;
+    HttpMethod::Id method = HttpMethod::kGet;
     if (auto* r = msg.try_get<HttpRequest>()) {
-      inbound_handler().on_request_method(r->method.id());
+      method = r->method.id();
     } else if (auto* f = msg.try_get<FullHttpRequest>()) {
-      inbound_handler().on_request_method(f->method.id());
+      method = f->method.id();
+    } else {
+      is_request = false;
     }
     CombinedChannelDuplexHandler::write(ctx, std::move(msg), std::move(promise));
+    if (is_request) inbound_handler().on_request_method(method);
   }
 
  private:
