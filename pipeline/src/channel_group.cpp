@@ -243,10 +243,6 @@ void run_on_channel(std::shared_ptr<Channel> channel, const ChannelPromise& prom
   }
 }
 
-}  // namespace
-
-namespace {
-
 using UnwritablePolicy = ChannelGroup::UnwritablePolicy;
 
 std::exception_ptr unwritable(const Channel& channel, const char* why, bool closed) {
@@ -263,7 +259,8 @@ void write_member(Channel& channel, Message&& msg, ChannelPromise&& promise, boo
         unwritable(channel, "is not writable: the message was skipped", false));
     return;
   }
-  // kCloseAbove: the promise, queued with the message, may complete only when the close fails it.
+  // kCloseAbove keeps a handle on the member's promise (the write takes the other one along): a
+  // close for the backlog fails it with the reason before the close can fail it as closed.
   ChannelPromise outcome = policy == UnwritablePolicy::kCloseAbove ? promise : ChannelPromise{};
   if (flush) {
     channel.write_and_flush(std::move(msg), std::move(promise));
