@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
   examples::StopSignals stop;  // before the loops: their threads inherit the blocked signals
 
   ChannelGroup room("chat");  // outlives the loops, which run the tasks that use it
+  limit_backlog(room);        // a client that never reads is disconnected
   EventLoopGroup group(threads);
   // No chat handler: the pipeline ends with the string codec, where the AsyncChannel reads.
   auto init = std::make_shared<ChatInitializer>(std::chrono::seconds(idle_seconds), nullptr);

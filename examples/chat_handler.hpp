@@ -32,10 +32,21 @@ inline std::string said_line(const std::string& name, const std::string& text) {
 }
 inline std::string too_long_line() { return "* line too long, dropped\n"; }
 
+// A client that does not read what the room sends is disconnected once this much waits for it
+// at the server: one peer that never reads must not grow the server's memory without bound.
+inline constexpr std::size_t kMaxBacklogBytes = 256 * 1024;
+
+// Sets a room (ChannelGroup) up for the chat: members above kMaxBacklogBytes are closed.
+inline void limit_backlog(ChannelGroup& room) {
+  room.set_unwritable_policy(ChannelGroup::UnwritablePolicy::kCloseAbove, kMaxBacklogBytes);
+}
+
 // After the line decoder and the string codec: std::string lines in, std::string lines out.
 // One instance serves every connection (it is sharable); its ChannelGroup is the room.
 class ChatHandler : public SimpleChannelInboundHandler<std::string> {
  public:
+  ChatHandler() { limit_backlog(room_); }
+
   bool is_sharable() const noexcept override { return true; }
 
   void channel_active(ChannelHandlerContext& ctx) override {

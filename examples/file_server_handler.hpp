@@ -65,6 +65,9 @@ inline std::optional<std::string> relative_request_path(std::string_view target)
 // (openat2 with RESOLVE_BENEATH resolves every component under the root's descriptor, so a
 // symlink swapped in meanwhile cannot lead out either). Returns -1 with errno set otherwise.
 // On kernels without openat2 (before 5.6) the canonical path is checked instead.
+// Non-blocking: opening a FIFO read-only would otherwise wait for a writer, stalling the event
+// loop; the caller fstats the descriptor and refuses anything but a regular file (for which
+// O_NONBLOCK changes nothing).
 inline int open_beneath(int root_fd, const std::filesystem::path& root,
                         const std::string& relative) {
   if (relative.empty()) {
@@ -72,7 +75,7 @@ inline int open_beneath(int root_fd, const std::filesystem::path& root,
     return -1;
   }
   open_how how{};
-  how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY;
+  how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
   const long fd = ::syscall(SYS_openat2, root_fd, relative.c_str(), &how, sizeof how);
   if (fd >= 0 || errno != ENOSYS) return static_cast<int>(fd);
@@ -87,7 +90,7 @@ inline int open_beneath(int root_fd, const std::filesystem::path& root,
     errno = EXDEV;
     return -1;
   }
-  return ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+  return ::open(real.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
 }
 
 // A single byte range of a representation of `size` bytes.
@@ -151,8 +154,9 @@ inline std::string_view content_type_of(std::string_view name) {
 // Last-Modified and Accept-Ranges; 304 when If-Modified-Since is not older than the file;
 // 206 with Content-Range for one satisfiable Range (honouring If-Range by date); 416 for an
 // unsatisfiable one; 404 for anything that is not a regular file under the root (missing,
-// a directory, "..", a symlink leading out); 405 for other methods. The body is a FileRegion
-// written after the head, so the transport sends it with sendfile(2). Sharable.
+// a directory, a FIFO, a device or socket, "..", a symlink leading out); 405 for other methods. The
+// body is a FileRegion written after the head, so the transport sends it with sendfile(2).
+// Sharable.
 class FileServerHandler : public SimpleChannelInboundHandler<FullHttpRequest> {
  public:
   // Throws std::filesystem::filesystem_error when root is not a directory that can be opened.
@@ -183,6 +187,8 @@ class FileServerHandler : public SimpleChannelInboundHandler<FullHttpRequest> {
       respond_empty(ctx, request, 404);
       return;
     }
+    // The type of what was opened, not of the path (which may have changed since): nothing but a
+    // regular file is read.
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);

@@ -1,16 +1,20 @@
 // The HTTP encoder passing a FileRegion body through, and the file server example's handler
 // (examples/file_server_handler.hpp) on an EmbeddedChannel: whole files, HEAD, 304, ranges,
-// 416, and the paths it must refuse (traversal, symlinks out of the root).
+// 416, and the paths it must refuse (traversal, symlinks out of the root, FIFOs and other
+// files that are not regular).
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
+#include <utility>
 
 #include <trellis/codec/http/http_date.hpp>
 #include <trellis/codec/http/http_response_encoder.hpp>
@@ -252,6 +256,28 @@ TEST_CASE("the file server refuses traversal, symlinks out of the root, director
   CHECK(r.status == 405);
   CHECK(r.has("Allow: GET, HEAD\r\n"));
   CHECK(s.ch.is_active());
+}
+
+TEST_CASE("the file server refuses a FIFO under the root at once instead of blocking on it") {
+  Tree tree;
+  REQUIRE(::mkfifo((tree.root / "pipe").c_str(), 0600) == 0);
+  // On its own thread with a time limit: a server that blocks in open() waits for a writer
+  // forever, so the test plays that writer once the limit has passed, and fails.
+  auto answered = std::async(std::launch::async, [&] {
+    Server s(tree.root);
+    const int status = s.get("/pipe").status;
+    const int next = s.get("/hello.txt").status;  // the connection goes on
+    return std::pair(status, next);
+  });
+  const bool prompt = answered.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  while (answered.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+    const int writer = ::open((tree.root / "pipe").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (writer >= 0) ::close(writer);  // the blocked open() returns
+  }
+  CHECK(prompt);
+  const auto [status, next] = answered.get();
+  CHECK(status == 404);
+  CHECK(next == 200);
 }
 
 TEST_CASE("parse_http_date reads IMF-fixdate and refuses anything else") {

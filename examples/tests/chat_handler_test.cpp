@@ -1,9 +1,10 @@
 // The chat example's pipeline (examples/chat_initializer.hpp, chat_handler.hpp,
 // chat_idle_handler.hpp) on EmbeddedChannels: lines and strings, greetings, broadcasts between
-// two channels in one room, and the idle timeout on virtual time. The code blocks of the
-// "Testing it" section of docs/tutorial.md are this file's code.
+// two channels in one room, a client that never reads, and the idle timeout on virtual time. The
+// code blocks of the "Testing it" section of docs/tutorial.md are this file's code.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -113,5 +114,67 @@ TEST_CASE("chat: a silent client gets a goodbye and is closed after the idle tim
   alice->advance_by(1ns);
   CHECK(read_outbound_string(*alice) == "* goodbye: nothing from you for 30 s\n");
   CHECK_FALSE(alice->is_open());
+  CHECK(chat->online() == 0);
+}
+
+TEST_CASE("chat: a client that never reads is closed once its backlog passes the bound") {
+  auto chat = std::make_shared<ChatHandler>();
+  auto init = std::make_shared<ChatInitializer>(0s, chat);
+  auto alice = client(init, "10.0.0.1");
+  auto bob = client(init, "10.0.0.2");
+  auto carol = client(init, "10.0.0.3");
+  read_outbound_string(*alice);      // welcome
+  read_outbound_string(*alice);      // bob joined
+  read_outbound_string(*alice);      // carol joined
+  read_outbound_string(*bob);        // welcome
+  read_outbound_string(*bob);        // carol joined
+  read_outbound_string(*carol);      // welcome
+  bob->set_outbound_byte_budget(0);  // bob reads nothing from now on
+
+  const std::string text(1000, 'x');
+  const std::string line = "[10.0.0.1:4000] " + text + "\n";
+  constexpr int kLines = 400;  // 400 KB: well past the bound
+  std::size_t most_queued = 0;
+  int heard = 0;
+  for (int i = 0; i < kLines; ++i) {
+    alice->write_inbound(ByteBuf::from(text + "\n"));
+    if (bob->is_open()) {
+      most_queued =
+          std::max(most_queued, bob->unsafe().outbound_buffer()->total_pending_write_bytes());
+    }
+    if (read_outbound_string(*carol) == line) ++heard;
+  }
+  CHECK(heard == kLines);  // the others hear every line
+  CHECK_FALSE(bob->is_open());
+  CHECK(most_queued <= examples::kMaxBacklogBytes);
+  bob->run_pending_tasks();  // bob's own loop fires the close's channel_inactive
+  CHECK(read_outbound_string(*carol) == "* 10.0.0.2:4000 left\n");
+  CHECK(chat->online() == 2);
+}
+
+TEST_CASE("chat: a silent client that reads nothing either is closed at once when idle") {
+  auto chat = std::make_shared<ChatHandler>();
+  auto init = std::make_shared<ChatInitializer>(30s, chat);
+  auto bob = client(init, "10.0.0.2");
+  read_outbound_string(*bob);  // welcome
+  bob->set_writable(false);    // its peer stopped reading: no goodbye can go out
+  bob->advance_by(30s);
+  CHECK_FALSE(bob->is_open());
+  CHECK(chat->online() == 0);
+}
+
+TEST_CASE("chat: an idle client whose goodbye is stuck is closed after the goodbye timeout") {
+  auto chat = std::make_shared<ChatHandler>();
+  auto init = std::make_shared<ChatInitializer>(30s, chat);
+  auto bob = client(init, "10.0.0.2");
+  read_outbound_string(*bob);        // welcome
+  bob->set_outbound_byte_budget(0);  // writable, but the goodbye does not go out
+  bob->advance_by(30s);
+  CHECK(bob->is_open());  // the goodbye has its chance
+  bob->advance_by(examples::kGoodbyeTimeout - 1ns);
+  CHECK(bob->is_open());
+  bob->advance_by(1ns);
+  CHECK_FALSE(bob->is_open());
+  CHECK_FALSE(bob->read_outbound());  // the goodbye never went out
   CHECK(chat->online() == 0);
 }

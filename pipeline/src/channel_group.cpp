@@ -243,7 +243,57 @@ void run_on_channel(std::shared_ptr<Channel> channel, const ChannelPromise& prom
   }
 }
 
+using UnwritablePolicy = ChannelGroup::UnwritablePolicy;
+
+std::exception_ptr unwritable(const Channel& channel, const char* why, bool closed) {
+  return std::make_exception_ptr(UnwritableChannelError(
+      "channel [id: 0x" + channel.id().as_short_text() + "] " + why, closed));
+}
+
+// A broadcast's write to one member, on the member's loop, under the group's back-pressure
+// policy (see ChannelGroup::UnwritablePolicy).
+void write_member(Channel& channel, Message&& msg, ChannelPromise&& promise, bool flush,
+                  UnwritablePolicy policy, std::size_t max_backlog) {
+  if (policy == UnwritablePolicy::kSkip && channel.is_open() && !channel.is_writable()) {
+    promise.try_set_exception(
+        unwritable(channel, "is not writable: the message was skipped", false));
+    return;
+  }
+  // kCloseAbove keeps a handle on the member's promise (the write takes the other one along): a
+  // close for the backlog fails it with the reason before the close can fail it as closed.
+  ChannelPromise outcome = policy == UnwritablePolicy::kCloseAbove ? promise : ChannelPromise{};
+  if (flush) {
+    channel.write_and_flush(std::move(msg), std::move(promise));
+  } else {
+    channel.write(std::move(msg), std::move(promise));
+  }
+  if (policy != UnwritablePolicy::kCloseAbove) return;
+  const ChannelOutboundBuffer* out = channel.unsafe().outbound_buffer();
+  if (out == nullptr || out->total_pending_write_bytes() <= max_backlog) return;
+  // Failed first, so that the close's ClosedChannelError does not stand for the reason.
+  outcome.try_set_exception(
+      unwritable(channel, "has a backlog above the group's bound: the channel was closed", true));
+  channel.close();
+}
+
 }  // namespace
+
+void ChannelGroup::set_unwritable_policy(UnwritablePolicy policy, std::size_t max_backlog_bytes) {
+  if (policy == UnwritablePolicy::kCloseAbove && max_backlog_bytes == 0) {
+    throw InvalidArgumentError(name_ + ": UnwritablePolicy::kCloseAbove needs a backlog bound");
+  }
+  // The bound first: a broadcast that sees the new policy sees its bound too.
+  max_backlog_bytes_.store(max_backlog_bytes, std::memory_order_relaxed);
+  unwritable_policy_.store(policy, std::memory_order_release);
+}
+
+ChannelGroup::UnwritablePolicy ChannelGroup::unwritable_policy() const noexcept {
+  return unwritable_policy_.load(std::memory_order_acquire);
+}
+
+std::size_t ChannelGroup::max_backlog_bytes() const noexcept {
+  return max_backlog_bytes_.load(std::memory_order_relaxed);
+}
 
 Future<void> ChannelGroup::broadcast(Message msg, const ChannelMatcher& matcher, bool flush,
                                      const char* operation) {
@@ -252,6 +302,8 @@ Future<void> ChannelGroup::broadcast(Message msg, const ChannelMatcher& matcher,
     throw WrongTypeError(name_ + ": " + operation + " of a message that cannot be copied (" +
                          std::string(msg.type_name()) + ")");
   }
+  const UnwritablePolicy policy = unwritable_policy();
+  const std::size_t max_backlog = max_backlog_bytes();
   auto targets = matching(matcher);
   auto op = std::make_shared<Operation>(name_, operation, targets.size(), executor_);
   auto future = op->promise.future();
@@ -274,12 +326,9 @@ Future<void> ChannelGroup::broadcast(Message msg, const ChannelMatcher& matcher,
       continue;
     }
     run_on_channel(std::move(targets[i]), promise,
-                   [m = std::move(own), flush](Channel& channel, ChannelPromise p) mutable {
-                     if (flush) {
-                       channel.write_and_flush(std::move(m), std::move(p));
-                     } else {
-                       channel.write(std::move(m), std::move(p));
-                     }
+                   [m = std::move(own), flush, policy, max_backlog](Channel& channel,
+                                                                    ChannelPromise p) mutable {
+                     write_member(channel, std::move(m), std::move(p), flush, policy, max_backlog);
                    });
   }
   return future;

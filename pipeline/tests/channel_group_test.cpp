@@ -3,11 +3,13 @@
 // example of docs/pipeline.md.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <trellis/pipeline/channel_group.hpp>
 #include <trellis/pipeline/unpooled_byte_buf_allocator.hpp>
@@ -302,6 +304,116 @@ TEST_CASE("docs/pipeline.md: the chat handler broadcasts to everyone but the sen
   CHECK_FALSE(alice->is_open());
   CHECK_FALSE(carol->is_open());
   CHECK(handler->online() == 0);
+}
+
+namespace {
+
+// A member whose peer never reads: nothing leaves its outbound buffer, and it turns unwritable
+// above 64 bytes queued.
+std::shared_ptr<EmbeddedChannel> stalled_member() {
+  auto ch = EmbeddedChannel::create();
+  ch->config().set_write_buffer_water_mark(32, 64);
+  ch->set_outbound_byte_budget(0);
+  return ch;
+}
+
+std::size_t backlog_of(EmbeddedChannel& ch) {
+  return ch.unsafe().outbound_buffer()->total_pending_write_bytes();
+}
+
+bool unwritable_error(const ChannelGroupError& error, const ChannelId& id, bool closed) {
+  try {
+    std::rethrow_exception(error.error_of(id));
+  } catch (const UnwritableChannelError& e) {
+    return e.closed() == closed;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ChannelGroup: by default a member that never reads is written to without bound") {
+  ChannelGroup group("room");
+  CHECK(group.unwritable_policy() == ChannelGroup::UnwritablePolicy::kWrite);
+  auto stalled = stalled_member();
+  group.add(*stalled);
+  for (int i = 0; i < 100; ++i) group.write_and_flush(Message(ByteBuf::from("0123456789")));
+  CHECK(backlog_of(*stalled) == 1000);
+  CHECK(stalled->is_open());
+}
+
+TEST_CASE("ChannelGroup kSkip: an unwritable member is skipped, the others get every message") {
+  ChannelGroup group("room");
+  group.set_unwritable_policy(ChannelGroup::UnwritablePolicy::kSkip);
+  CHECK(group.unwritable_policy() == ChannelGroup::UnwritablePolicy::kSkip);
+  auto stalled = stalled_member();
+  auto reader = EmbeddedChannel::create();
+  group.add(*stalled);
+  group.add(*reader);
+  int delivered = 0;
+  Future<void> last;
+  for (int i = 0; i < 100; ++i) {
+    last = group.write_and_flush(Message(ByteBuf::from("0123456789")));
+    if (read_outbound_string(*reader) == "0123456789") ++delivered;
+  }
+  CHECK(delivered == 100);
+  // Written until it turned unwritable (above 64 bytes: 7 messages), skipped after that.
+  CHECK(backlog_of(*stalled) == 70);
+  CHECK(stalled->is_open());
+  REQUIRE(last.is_done());
+  const auto& error = group_error_of(last);
+  REQUIRE(error.failures().size() == 1);
+  CHECK(unwritable_error(error, stalled->id(), false));
+
+  // Once its peer reads again it is writable, and written to again.
+  stalled->set_outbound_byte_budget(std::nullopt);
+  stalled->outbound_messages().clear();
+  CHECK(stalled->is_writable());
+  CHECK(group.write_and_flush(Message(ByteBuf::from("again"))).is_success());
+  CHECK(read_outbound_string(*stalled) == "again");
+  CHECK(read_outbound_string(*reader) == "again");
+}
+
+TEST_CASE("ChannelGroup kCloseAbove: a member is closed once its backlog passes the bound") {
+  ChannelGroup group("room");
+  group.set_unwritable_policy(ChannelGroup::UnwritablePolicy::kCloseAbove, 200);
+  CHECK(group.unwritable_policy() == ChannelGroup::UnwritablePolicy::kCloseAbove);
+  CHECK(group.max_backlog_bytes() == 200);
+  auto stalled = stalled_member();
+  auto reader = EmbeddedChannel::create();
+  group.add(*stalled);
+  group.add(*reader);
+  int delivered = 0;
+  std::size_t most_queued = 0;
+  std::vector<Future<void>> writes;
+  for (int i = 0; i < 100; ++i) {
+    writes.push_back(group.write_and_flush(Message(ByteBuf::from("0123456789"))));
+    if (read_outbound_string(*reader) == "0123456789") ++delivered;
+    if (stalled->is_open()) most_queued = std::max(most_queued, backlog_of(*stalled));
+  }
+  CHECK(delivered == 100);
+  CHECK(most_queued == 200);  // written while within the bound, though unwritable above 64
+  CHECK_FALSE(stalled->is_open());
+  CHECK_FALSE(group.contains(*stalled));
+  CHECK(group.size() == 1);
+  // The 20 messages queued for it were dropped by the close.
+  for (std::size_t i = 0; i < 20; ++i) {
+    REQUIRE(writes[i].is_done());
+    CHECK_THROWS_AS(std::rethrow_exception(group_error_of(writes[i]).error_of(stalled->id())),
+                    ClosedChannelError);
+  }
+  // The 21st message took the backlog to 210: the member was closed for it.
+  REQUIRE(writes[20].is_done());
+  CHECK(unwritable_error(group_error_of(writes[20]), stalled->id(), true));
+  CHECK(writes.back().is_success());  // no longer a member
+}
+
+TEST_CASE("ChannelGroup kCloseAbove needs a bound") {
+  ChannelGroup group("room");
+  CHECK_THROWS_AS(group.set_unwritable_policy(ChannelGroup::UnwritablePolicy::kCloseAbove),
+                  InvalidArgumentError);
+  CHECK(group.unwritable_policy() == ChannelGroup::UnwritablePolicy::kWrite);
 }
 
 TEST_CASE("docs/pipeline.md shows the chat example as compiled here") {

@@ -328,6 +328,25 @@ TEST_CASE("coroutines on the channel's loop sleep in virtual time") {
   CHECK(f.get() == 7);
 }
 
+TEST_CASE(
+    "a task sleeping on the channel's loop wakes with CancelledError when the channel closes") {
+  EmbeddedChannel ch;
+  bool after_sleep = false;
+  auto body = [&]() -> Task<void> {
+    co_await sleep_for(1h);
+    after_sleep = true;
+  };
+  auto f = ch.event_loop().spawn(body());
+  ch.run_pending_tasks();
+  REQUIRE_FALSE(f.is_done());
+  ch.close();
+  ch.run_pending_tasks();
+  REQUIRE(f.is_done());
+  CHECK_FALSE(after_sleep);
+  CHECK_THROWS_AS(f.get(), CancelledError);
+  CHECK(ch.event_loop().scheduled_task_count() == 0);
+}
+
 TEST_CASE("user events that reach the tail are kept") {
   EmbeddedChannel ch;
   ch.pipeline().fire_user_event_triggered(ChannelInputShutdownEvent{});

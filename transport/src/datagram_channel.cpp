@@ -65,8 +65,8 @@ DatagramChannel::~DatagramChannel() {
   if (!io_->socket.is_open() && fd_ >= 0) ::close(fd_);
 }
 
-std::optional<SocketAddress> DatagramChannel::local_address() const { return local_; }
-std::optional<SocketAddress> DatagramChannel::remote_address() const { return remote_; }
+std::optional<SocketAddress> DatagramChannel::local_address() const { return local_.load(); }
+std::optional<SocketAddress> DatagramChannel::remote_address() const { return remote_.load(); }
 
 void DatagramChannel::set_options(const ChannelOptions& options) {
   options_ = options;
@@ -105,12 +105,14 @@ void DatagramChannel::ensure_socket(int family) {
 }
 
 void DatagramChannel::do_bind(const SocketAddress& local) {
-  if (local_) throw IllegalStateError("channel is already bound to " + local_->to_string());
+  if (const auto& bound = local_.loop_value()) {
+    throw IllegalStateError("channel is already bound to " + bound->to_string());
+  }
   ensure_socket(family_of(local));
   if (::bind(fd_, local.sockaddr_ptr(), local.length()) != 0) {
     throw IoError(last_error(), "bind to " + local.to_string());
   }
-  local_ = query_address(fd_, false);
+  local_.store(query_address(fd_, false));
   state_.store(kActive, std::memory_order_release);  // Channel::Unsafe fires channel_active
 }
 
@@ -126,8 +128,8 @@ void DatagramChannel::do_connect(const SocketAddress& remote,
   if (::connect(fd_, remote.sockaddr_ptr(), remote.length()) != 0) {
     throw IoError(last_error(), "connect to " + remote.to_string());
   }
-  local_ = query_address(fd_, false);
-  remote_ = query_address(fd_, true);
+  local_.store(query_address(fd_, false));
+  remote_.store(query_address(fd_, true));
   connected_.store(true, std::memory_order_release);
   const bool was_active = state_.exchange(kActive, std::memory_order_acq_rel) == kActive;
   spdlog::debug("[id: 0x{}] connected to {}", id().as_short_text(), remote.to_string());
@@ -143,8 +145,8 @@ void DatagramChannel::do_disconnect() {
     throw IoError(last_error(), "disconnect");
   }
   connected_.store(false, std::memory_order_release);
-  remote_.reset();
-  local_ = query_address(fd_, false);
+  remote_.store(std::nullopt);
+  local_.store(query_address(fd_, false));
 }
 
 void DatagramChannel::do_close() {
@@ -252,8 +254,8 @@ void DatagramChannel::on_readable(const std::error_code& ec) {
             ? SocketAddress::from_sockaddr(reinterpret_cast<sockaddr*>(&from), msg.msg_namelen)
             : SocketAddress();
     ++reads;
-    pipeline().fire_channel_read(Message(
-        DatagramPacket{std::move(buf), local_.value_or(SocketAddress()), std::move(sender)}));
+    pipeline().fire_channel_read(Message(DatagramPacket{
+        std::move(buf), local_.loop_value().value_or(SocketAddress()), std::move(sender)}));
     buf = ByteBuf();
     if (!is_active()) break;
     // A handler turned auto_read off (back-pressure): no more reads in this wake-up either,
@@ -334,9 +336,9 @@ void DatagramChannel::do_write(ChannelOutboundBuffer& out) {
     // This datagram failed (ECONNREFUSED after an ICMP "port unreachable", EMSGSIZE, EACCES for
     // a broadcast without SO_BROADCAST...): its promise fails, the pipeline hears of it, the
     // channel stays open and the next datagram goes on.
-    const std::string where = to != nullptr ? " to " + to->to_string()
-                              : remote_     ? " to " + remote_->to_string()
-                                            : std::string();
+    const std::string where = to != nullptr          ? " to " + to->to_string()
+                              : remote_.loop_value() ? " to " + remote_.loop_value()->to_string()
+                                                     : std::string();
     auto error = std::make_exception_ptr(IoError(last_error(), "send" + where));
     out.remove(error);
     pipeline().fire_exception_caught(error);

@@ -68,11 +68,11 @@ void ServerSocketChannel::do_bind(const SocketAddress& local) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
-    local_ = SocketAddress::from_sockaddr(reinterpret_cast<sockaddr*>(&ss), len);
+    local_.store(SocketAddress::from_sockaddr(reinterpret_cast<sockaddr*>(&ss), len));
   }
   state_.store(kActive, std::memory_order_release);
   spdlog::debug("[id: 0x{}] listening on {}", id().as_short_text(),
-                local_ ? local_->to_string() : local.to_string());
+                local_.loop_value() ? local_.loop_value()->to_string() : local.to_string());
 }
 
 void ServerSocketChannel::do_connect(const SocketAddress&, const std::optional<SocketAddress>&,

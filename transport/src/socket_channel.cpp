@@ -93,8 +93,8 @@ SocketChannel::SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int f
     : Channel(loop, parent), loop_(loop), io_(loop.io_context()), fd_(fd) {
   if (fd_ >= 0) {
     state_.store(kActive, std::memory_order_release);
-    local_ = query_address(fd_, false);
-    remote_ = query_address(fd_, true);
+    local_.store(query_address(fd_, false));
+    remote_.store(query_address(fd_, true));
   }
 }
 
@@ -103,8 +103,8 @@ SocketChannel::~SocketChannel() {
   if (!io_->socket.is_open() && fd_ >= 0) ::close(fd_);
 }
 
-std::optional<SocketAddress> SocketChannel::local_address() const { return local_; }
-std::optional<SocketAddress> SocketChannel::remote_address() const { return remote_; }
+std::optional<SocketAddress> SocketChannel::local_address() const { return local_.load(); }
+std::optional<SocketAddress> SocketChannel::remote_address() const { return remote_.load(); }
 
 void SocketChannel::set_options(const ChannelOptions& options) {
   set_options(std::make_shared<const ChannelOptions>(options));
@@ -162,7 +162,7 @@ void SocketChannel::do_bind(const SocketAddress& local) {
   if (::bind(fd_, local.sockaddr_ptr(), local.length()) != 0) {
     throw IoError(last_error(), "bind to " + local.to_string());
   }
-  local_ = query_address(fd_, false);
+  local_.store(query_address(fd_, false));
 }
 
 void SocketChannel::do_connect(const SocketAddress& remote,
@@ -225,8 +225,8 @@ void SocketChannel::finish_connect(std::error_code error) {
     unsafe().close(ChannelPromise{});
     return;
   }
-  local_ = query_address(fd_, false);
-  remote_ = query_address(fd_, true);
+  local_.store(query_address(fd_, false));
+  remote_.store(query_address(fd_, true));
   state_.store(kActive, std::memory_order_release);
   spdlog::debug("[id: 0x{}] connected to {}", id().as_short_text(), state->remote.to_string());
   const bool set = promise.try_set_value();

@@ -3,6 +3,7 @@
 // client, or closing every connection at shutdown. A closed channel leaves the group by itself.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -32,6 +33,12 @@ namespace trellis {
 /// leaves them open, and a channel that closes during a broadcast is simply one whose write
 /// fails (ClosedChannelError).
 ///
+/// Back-pressure: a member whose peer does not read turns unwritable (its outbound buffer passed
+/// the high water mark). By default a broadcast writes to it all the same, as Netty does, so its
+/// buffer grows with every message; set_unwritable_policy() lets the group skip such a member or
+/// close it once its backlog passes a bound, so one peer that never reads cannot grow the
+/// process's memory without bound.
+///
 /// Group operations return a Future<void> that completes when the operation has completed on
 /// every channel it went to: successfully when all succeeded, else with a ChannelGroupError that
 /// names each failed channel and its error. The listeners of these futures run on the group's
@@ -39,6 +46,21 @@ namespace trellis {
 /// on them from a member channel's loop.
 class ChannelGroup {
  public:
+  /// What a broadcast (write, write_and_flush) does with a member whose peer does not keep up.
+  /// The decision is taken for each member on its own loop, when the message reaches it.
+  enum class UnwritablePolicy {
+    /// Write whatever the member's writability (the default): its outbound buffer may grow
+    /// without bound.
+    kWrite,
+    /// Do not write to a member that is not writable (Channel::is_writable()): it misses the
+    /// message, and its part of the operation fails with UnwritableChannelError.
+    kSkip,
+    /// Write while the member's backlog (the bytes queued in its outbound buffer, flushed or
+    /// not) plus the message stays within max_backlog_bytes(); otherwise close the member
+    /// instead of writing, and its part of the operation fails with UnwritableChannelError.
+    kCloseAbove,
+  };
+
   /// An empty group. `name` appears in its errors; `executor` runs the listeners of the group
   /// futures (nullptr: the loop of the channel whose operation completed last).
   explicit ChannelGroup(std::string name = "channel-group", EventExecutor* executor = nullptr);
@@ -82,6 +104,19 @@ class ChannelGroup {
   /// The members at this moment.
   std::vector<std::shared_ptr<Channel>> channels() const;
 
+  /// @name Back-pressure
+  ///@{
+
+  /// Sets what later broadcasts do with members that do not keep up (from any thread); see
+  /// UnwritablePolicy. `max_backlog_bytes` is the bound of kCloseAbove (ignored otherwise).
+  /// Throws InvalidArgumentError for kCloseAbove with a bound of 0.
+  void set_unwritable_policy(UnwritablePolicy policy, std::size_t max_backlog_bytes = 0);
+  /// The policy for members that do not keep up (kWrite unless set).
+  UnwritablePolicy unwritable_policy() const noexcept;
+  /// The backlog bound of UnwritablePolicy::kCloseAbove, in bytes (0 unless set).
+  std::size_t max_backlog_bytes() const noexcept;
+  ///@}
+
   /// @name Broadcasting
   ///@{
 
@@ -89,7 +124,8 @@ class ChannelGroup {
   /// flush. A ByteBuf is not copied: each channel gets a slice of the same storage (its own
   /// indexes, the bytes shared; the storage is freed when the last channel has written it). Any
   /// other message is copied per channel (Message::clone()); a message that cannot be copied is
-  /// refused with WrongTypeError before anything is written.
+  /// refused with WrongTypeError before anything is written. Members that do not keep up are
+  /// treated as unwritable_policy() says.
   Future<void> write(Message msg, const ChannelMatcher& matcher = {});
   Future<void> write_and_flush(Message msg, const ChannelMatcher& matcher = {});
   ///@}
@@ -113,6 +149,8 @@ class ChannelGroup {
   std::string name_;
   EventExecutor* executor_;
   std::shared_ptr<State> state_;
+  std::atomic<UnwritablePolicy> unwritable_policy_{UnwritablePolicy::kWrite};
+  std::atomic<std::size_t> max_backlog_bytes_{0};
 };
 
 }  // namespace trellis

@@ -1,5 +1,6 @@
 // ChannelGroupError: how a ChannelGroup operation (write_and_flush, close...) failed on some of
-// its channels: how many it went to, and each failed channel's id with its error.
+// its channels: how many it went to, and each failed channel's id with its error. And
+// UnwritableChannelError, the failure of a member a broadcast skipped or closed for back-pressure.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,20 @@
 #include <trellis/pipeline/error.hpp>
 
 namespace trellis {
+
+/// A ChannelGroup broadcast did not write to a member that does not keep up with it: skipped
+/// because it was not writable (UnwritablePolicy::kSkip), or closed because its backlog would
+/// have passed the group's bound (UnwritablePolicy::kCloseAbove); closed() says which.
+class UnwritableChannelError : public Error {
+ public:
+  /// An error saying `what`; `closed`: the member was closed rather than skipped.
+  UnwritableChannelError(const std::string& what, bool closed) : Error(what), closed_(closed) {}
+  /// True when the member was closed, false when it only missed the message.
+  bool closed() const noexcept { return closed_; }
+
+ private:
+  bool closed_;
+};
 
 /// How a ChannelGroup operation (write_and_flush, close...) failed on some of its channels: how
 /// many it went to, and each failed channel's id with its error.

@@ -13,6 +13,7 @@
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/pipeline/datagram_packet.hpp>
 #include <trellis/transport/channel_option.hpp>
+#include <trellis/transport/detail/address_slot.hpp>
 #include <trellis/transport/detail/loop_channel_registry.hpp>
 #include <trellis/transport/detail/reactor_io_slot.hpp>
 #include <trellis/transport/event_loop.hpp>
@@ -143,8 +144,9 @@ class DatagramChannel final : public Channel,
   // The last wake-up did not read until EAGAIN (read limit, or reading was off): the next read
   // must not wait for an edge that may never come.
   bool maybe_more_ = false;
-  std::optional<SocketAddress> local_;
-  std::optional<SocketAddress> remote_;
+  // Rewritten on the loop, read from any thread.
+  detail::AddressSlot local_;
+  detail::AddressSlot remote_;
 };
 
 }  // namespace trellis

@@ -12,6 +12,7 @@
 
 #include <trellis/pipeline/channel.hpp>
 #include <trellis/transport/channel_option.hpp>
+#include <trellis/transport/detail/address_slot.hpp>
 #include <trellis/transport/detail/loop_channel_registry.hpp>
 #include <trellis/transport/event_loop.hpp>
 #include <trellis/transport/socket_channel.hpp>
@@ -52,7 +53,7 @@ class ServerSocketChannel final : public Channel,
   /// Internal: a shared_ptr to this channel (null once it is being destroyed).
   std::shared_ptr<Channel> shared_owner() noexcept override { return weak_from_this().lock(); }
   /// The bound address (with the port the system chose for port 0), once bound.
-  std::optional<SocketAddress> local_address() const override { return local_; }
+  std::optional<SocketAddress> local_address() const override { return local_.load(); }
   /// Always empty: a listening socket has no peer.
   std::optional<SocketAddress> remote_address() const override { return std::nullopt; }
   /// How many times accepting backed off for lack of descriptors (for tests).
@@ -101,7 +102,7 @@ class ServerSocketChannel final : public Channel,
   std::atomic<int> state_{kOpen};
   ChannelOptions options_;
   std::shared_ptr<ServerSocketChannel> self_;
-  std::optional<SocketAddress> local_;
+  detail::AddressSlot local_;  // set on the loop, read from any thread
   bool read_pending_ = false;
   bool waiting_ = false;
   std::atomic<bool> backing_off_{false};  // written on the loop only

@@ -16,6 +16,7 @@
 #include <trellis/pipeline/file_region.hpp>
 #include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/transport/channel_option.hpp>
+#include <trellis/transport/detail/address_slot.hpp>
 #include <trellis/transport/detail/loop_channel_registry.hpp>
 #include <trellis/transport/detail/reactor_io_slot.hpp>
 #include <trellis/transport/event_loop.hpp>
@@ -192,8 +193,9 @@ class SocketChannel final : public Channel,
   bool draining_ = false;
   std::optional<ScheduledFuture<void>> drain_timeout_;  // while draining
   std::atomic<std::int64_t> eof_drain_deadline_{kNoDeadline};
-  std::optional<SocketAddress> local_;
-  std::optional<SocketAddress> remote_;
+  // Rewritten on the loop, read from any thread.
+  detail::AddressSlot local_;
+  detail::AddressSlot remote_;
 };
 
 }  // namespace trellis
