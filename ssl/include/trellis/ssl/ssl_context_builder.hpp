@@ -4,6 +4,7 @@
 // client the peer's certificate and hostname verified against the system's trust store.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -38,8 +39,13 @@ class SslContextBuilder {
   SslContextBuilder& trust_ca_dir(std::string dir);
   ///@}
   /// Verify the peer's certificate: on by default on a client; on a server it asks for a client
-  /// certificate and requires one.
+  /// certificate from its trusted CAs (trust_ca_file, trust_ca_dir), naming them in the request,
+  /// and refuses a client without one.
   SslContextBuilder& verify_peer(bool on);
+  /// The certificate chain (PEM, leaf first) and private key this side presents: on a client, the
+  /// client certificate for mutual TLS; on a server, it replaces the certificate given to
+  /// for_server().
+  SslContextBuilder& key_manager(std::string cert_chain_file, std::string key_file);
   /// A client checks that the certificate names the server name of its SslHandler (on by default).
   SslContextBuilder& verify_hostname(bool on);
   /// Application protocols offered (client) or accepted, in order of preference (server):
@@ -50,6 +56,11 @@ class SslContextBuilder {
   /// Client: how many sessions (one per server name) are kept for resumption; 0 turns it off.
   /// Servers resume with stateless session tickets.
   SslContextBuilder& session_cache_size(std::size_t sessions);
+  /// How long a handshake may take, from its start (the channel becoming active, or the handler
+  /// added to an active channel), on the channel's loop clock: past it the handshake fails with
+  /// SslHandshakeError and the channel is closed. 10 s by default; zero or less: no deadline.
+  /// SslHandler::set_handshake_timeout changes it for one handler.
+  SslContextBuilder& handshake_timeout(std::chrono::nanoseconds timeout);
 
   /// Throws SslError (with OpenSSL's reason) when a file cannot be loaded or the key does not
   /// match the certificate.
@@ -68,6 +79,7 @@ class SslContextBuilder {
   std::vector<std::string> alpn_;
   SniCallback sni_;
   std::size_t session_cache_size_ = 256;
+  std::chrono::nanoseconds handshake_timeout_ = std::chrono::seconds(10);
 };
 
 }  // namespace trellis::ssl
