@@ -438,7 +438,23 @@ void SslHandler::close(ChannelHandlerContext& ctx, ChannelPromise promise) {
     return;
   }
   close_started_ = true;
-  encrypt_pending(ctx);  // what was written before close() goes first
+  send_close_notify(ctx, std::move(promise), true);
+}
+
+void SslHandler::shutdown_output(ChannelHandlerContext& ctx, ChannelPromise promise) {
+  if (close_started_ || state_ != State::kReady || !ctx.channel().is_active()) {
+    ctx.shutdown_output(std::move(promise));
+    return;
+  }
+  // The TLS stream ends with close_notify, then the TCP output; reading goes on (the peer's
+  // close_notify, when it comes, closes the channel).
+  close_started_ = true;
+  send_close_notify(ctx, std::move(promise), false);
+}
+
+void SslHandler::send_close_notify(ChannelHandlerContext& ctx, ChannelPromise promise,
+                                   bool then_close) {
+  encrypt_pending(ctx);  // what was written before goes first
   fail_pending(std::make_exception_ptr(ClosedChannelError()));
   ERR_clear_error();
   SSL_shutdown(ssl_);  // queues close_notify in the write BIO
@@ -446,19 +462,31 @@ void SslHandler::close(ChannelHandlerContext& ctx, ChannelPromise promise) {
   done_promises_.push_back(sent);
   drain_output(ctx);
   ctx.flush();
+  // Close (or shut the output down) once close_notify was written, or when the peer takes too
+  // long to read it; once only.
+  struct Pending {
+    ChannelPromise promise;
+    bool done = false;
+  };
+  auto pending = std::make_shared<Pending>(Pending{std::move(promise)});
+  auto* context = &ctx;
+  auto finish = [context, pending, then_close] {
+    if (std::exchange(pending->done, true)) return;
+    if (then_close) {
+      context->close(std::move(pending->promise));
+    } else {
+      context->shutdown_output(std::move(pending->promise));
+    }
+  };
   if (sent.is_done()) {
-    ctx.close(std::move(promise));
+    finish();
     return;
   }
-  // Close once close_notify was written, or when the peer takes too long to read it.
-  auto closer = std::make_shared<ChannelPromise>(std::move(promise));
-  auto* context = &ctx;
   auto keep = ctx.handler_ptr();
-  auto timer = ctx.executor().schedule(
-      close_notify_timeout_, [context, closer, keep] { context->close(std::move(*closer)); });
-  sent.future().add_listener([context, closer, keep, timer](const Future<void>&) mutable {
+  auto timer = ctx.executor().schedule(close_notify_timeout_, [finish, keep] { finish(); });
+  sent.future().add_listener([finish, keep, timer](const Future<void>&) mutable {
     timer.cancel();
-    context->close(std::move(*closer));
+    finish();
   });
 }
 

@@ -46,6 +46,9 @@ struct ConnectionData;
 ///   timeout). A close_notify from the peer is answered and closes the channel. A peer that
 ///   closes the connection without close_notify after the handshake is reported as
 ///   SslTruncationError (exception_caught), before channel_inactive.
+/// - shutdown_output() (a half-close) sends close_notify after what was written and shuts the
+///   transport's output down once it was written (or after the close_notify timeout); reading
+///   goes on, and later writes fail.
 /// - Renegotiation is refused; failures after the handshake are SslError (fired, then closed).
 class SslHandler final : public ChannelDuplexHandler {
  public:
@@ -79,7 +82,8 @@ class SslHandler final : public ChannelDuplexHandler {
   void set_handshake_timeout(std::chrono::nanoseconds timeout) noexcept {
     handshake_timeout_ = timeout;
   }
-  /// How long close() waits for close_notify to be written before it closes anyway (3 s).
+  /// How long close() and shutdown_output() wait for close_notify to be written before it closes
+  /// anyway (3 s).
   void set_close_notify_timeout(std::chrono::nanoseconds timeout) noexcept {
     close_notify_timeout_ = timeout;
   }
@@ -100,6 +104,7 @@ class SslHandler final : public ChannelDuplexHandler {
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
   void flush(ChannelHandlerContext& ctx) override;
   void close(ChannelHandlerContext& ctx, ChannelPromise promise) override;
+  void shutdown_output(ChannelHandlerContext& ctx, ChannelPromise promise) override;
   ///@}
 
  private:
@@ -122,6 +127,9 @@ class SslHandler final : public ChannelDuplexHandler {
   // Writes the ciphertext waiting in the write BIO, with the promises of the writes it completes.
   void drain_output(ChannelHandlerContext& ctx);
   ChannelPromise take_done_promises(ChannelHandlerContext& ctx);
+  // Sends close_notify after what was written, then closes (then_close) or shuts the output
+  // down once it was written or after the close_notify timeout.
+  void send_close_notify(ChannelHandlerContext& ctx, ChannelPromise promise, bool then_close);
   void fail(ChannelHandlerContext& ctx, std::exception_ptr error, bool handshake);
   void fail_pending(const std::exception_ptr& error);
 
