@@ -112,6 +112,49 @@ int on_new_session(SSL* ssl, SSL_SESSION* session) {
 
 [[noreturn]] void fail(const std::string& what) { throw SslError(openssl_error_text(what)); }
 
+// TLS 1.2: ECDHE only (forward secrecy), AEAD only (no CBC: Lucky13 and its kin), AES-128-GCM
+// first as the cheapest with AES-NI (Mozilla's "intermediate" list without DHE).
+constexpr const char* kDefaultCiphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+constexpr const char* kDefaultCiphersuites =
+    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+constexpr const char* kDefaultGroups = "X25519:P-256:P-384";
+
+int openssl_version(TlsVersion v) {
+  return v == TlsVersion::kTls13 ? TLS1_3_VERSION : TLS1_2_VERSION;
+}
+
+// Versions, cipher suites and groups; an unusable list is an error, not a silent fallback.
+void set_protocols(SSL_CTX* ctx, TlsVersion min, TlsVersion max, const std::string& ciphers,
+                   const std::string& ciphersuites, const std::string& groups) {
+  if (static_cast<int>(min) > static_cast<int>(max)) {
+    throw SslError("min_version is above max_version");
+  }
+  if (SSL_CTX_set_min_proto_version(ctx, openssl_version(min)) != 1 ||
+      SSL_CTX_set_max_proto_version(ctx, openssl_version(max)) != 1) {
+    fail("cannot set the protocol versions");
+  }
+  const std::string& c12 = ciphers.empty() ? std::string(kDefaultCiphers) : ciphers;
+  if (SSL_CTX_set_cipher_list(ctx, c12.c_str()) != 1) {
+    fail("no usable TLS 1.2 cipher suite in '" + c12 + "'");
+  }
+  const std::string c13 = ciphersuites.empty() ? std::string(kDefaultCiphersuites) : ciphersuites;
+  // OpenSSL skips names it does not know: a list of none would turn TLS 1.3 off silently.
+  bool any13 = false;
+  if (SSL_CTX_set_ciphersuites(ctx, c13.c_str()) == 1) {
+    STACK_OF(SSL_CIPHER)* all = SSL_CTX_get_ciphers(ctx);
+    for (int i = 0; all != nullptr && i < sk_SSL_CIPHER_num(all); ++i) {
+      const SSL_CIPHER* c = sk_SSL_CIPHER_value(all, i);
+      if (std::string_view(SSL_CIPHER_get_version(c)) == "TLSv1.3") any13 = true;
+    }
+  }
+  if (!any13) fail("no usable TLS 1.3 cipher suite in '" + c13 + "'");
+  const std::string g = groups.empty() ? std::string(kDefaultGroups) : groups;
+  if (SSL_CTX_set1_groups_list(ctx, g.c_str()) != 1) fail("unusable groups '" + g + "'");
+}
+
 // A server context's session id context: sessions resume only under a context with the same
 // certificate and client-certificate policy, so a session of one SNI vhost is not resumed under
 // another. A digest, so that two builds of the same configuration (a reload) still agree.
@@ -205,6 +248,27 @@ SslContextBuilder& SslContextBuilder::session_cache_size(std::size_t sessions) {
   return *this;
 }
 
+SslContextBuilder& SslContextBuilder::min_version(TlsVersion version) {
+  min_version_ = version;
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::max_version(TlsVersion version) {
+  max_version_ = version;
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::ciphers(std::string list) {
+  ciphers_ = std::move(list);
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::ciphersuites(std::string list) {
+  ciphersuites_ = std::move(list);
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::groups(std::string list) {
+  groups_ = std::move(list);
+  return *this;
+}
+
 SslContextBuilder& SslContextBuilder::handshake_timeout(std::chrono::nanoseconds timeout) {
   handshake_timeout_ = timeout;
   return *this;
@@ -223,8 +287,10 @@ SslContext SslContextBuilder::build() const {
   state->sni = sni_;
 
   // TLS 1.2 at least; OpenSSL negotiates the highest both sides have, so 1.3 when it can.
-  SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+  detail::set_protocols(native, min_version_, max_version_, ciphers_, ciphersuites_, groups_);
   SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+  // A server picks the suite by its own order (the strongest it likes), not the client's.
+  if (server_) SSL_CTX_set_options(native, SSL_OP_CIPHER_SERVER_PREFERENCE);
   // Records read and written go through memory BIOs: a write never needs retrying, and buffers
   // are released between records so an idle connection holds little memory.
   SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS);
