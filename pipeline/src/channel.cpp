@@ -66,10 +66,14 @@ void Channel::write_and_flush(Message&& msg, ChannelPromise promise) {
 }
 
 Future<void> Channel::shutdown_output() {
-  Promise<void> refused(loop_);
-  refused.set_exception(
-      std::make_exception_ptr(IllegalStateError("this channel cannot shut its output down")));
-  return refused.future();
+  ChannelPromise promise = new_promise();
+  Future<void> done = promise.future();
+  pipeline_.shutdown_output(std::move(promise));
+  return done;
+}
+
+void Channel::do_shutdown_output() {
+  throw IllegalStateError("this channel cannot shut its output down");
 }
 
 void Channel::on_unhandled_inbound_message(Message&& msg) {
@@ -256,6 +260,16 @@ void Channel::Unsafe::flush() {
   if (!outbound_buffer_) return;
   outbound_buffer_->add_flush();
   write_flushed();
+}
+
+void Channel::Unsafe::shutdown_output(ChannelPromise promise) {
+  try {
+    channel_.do_shutdown_output();
+  } catch (...) {
+    fail(promise, std::current_exception());
+    return;
+  }
+  promise.try_set_value();
 }
 
 void Channel::Unsafe::write_flushed() {

@@ -57,5 +57,8 @@ void ChannelOutboundHandler::write(ChannelHandlerContext& ctx, Message msg,
   ctx.write(std::move(msg), std::move(promise));
 }
 void ChannelOutboundHandler::flush(ChannelHandlerContext& ctx) { ctx.flush(); }
+void ChannelOutboundHandler::shutdown_output(ChannelHandlerContext& ctx, ChannelPromise promise) {
+  ctx.shutdown_output(std::move(promise));
+}
 
 }  // namespace trellis

@@ -168,6 +168,9 @@ void ChannelHandlerContext::invoke_close(ChannelPromise&& promise) noexcept {
 void ChannelHandlerContext::invoke_write(Message&& msg, ChannelPromise&& promise) noexcept {
   TRELLIS_GUARDED_OUTBOUND(promise, outbound_->write(*this, std::move(msg), std::move(promise)))
 }
+void ChannelHandlerContext::invoke_shutdown_output(ChannelPromise&& promise) noexcept {
+  TRELLIS_GUARDED_OUTBOUND(promise, outbound_->shutdown_output(*this, std::move(promise)))
+}
 #undef TRELLIS_GUARDED_OUTBOUND
 
 void ChannelHandlerContext::invoke_read() noexcept {
@@ -249,6 +252,16 @@ void ChannelHandlerContext::flush() {
     prev_outbound(handler_mask::kFlush)->invoke_flush();
   } else {
     run_on_loop({}, [](ChannelHandlerContext& c, ChannelPromise&&) { c.flush(); });
+  }
+}
+
+void ChannelHandlerContext::shutdown_output(ChannelPromise promise) {
+  if (detail::in_executor(*executor_)) {
+    prev_outbound(handler_mask::kShutdownOutput)->invoke_shutdown_output(std::move(promise));
+  } else {
+    run_on_loop(std::move(promise), [](ChannelHandlerContext& c, ChannelPromise&& p) {
+      c.shutdown_output(std::move(p));
+    });
   }
 }
 

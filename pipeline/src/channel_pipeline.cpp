@@ -40,6 +40,9 @@ class PipelineHead final : public ChannelDuplexHandler {
     ctx.channel().unsafe().write(std::move(msg), std::move(p));
   }
   void flush(ChannelHandlerContext& ctx) override { ctx.channel().unsafe().flush(); }
+  void shutdown_output(ChannelHandlerContext& ctx, ChannelPromise p) override {
+    ctx.channel().unsafe().shutdown_output(std::move(p));
+  }
 
   void channel_active(ChannelHandlerContext& ctx) override {
     ctx.fire_channel_active();
@@ -541,6 +544,9 @@ void ChannelPipeline::write(Message&& msg, ChannelPromise promise) {
   tail_->write(std::move(msg), std::move(promise));
 }
 void ChannelPipeline::flush() { tail_->flush(); }
+void ChannelPipeline::shutdown_output(ChannelPromise promise) {
+  tail_->shutdown_output(std::move(promise));
+}
 void ChannelPipeline::write_and_flush(Message&& msg, ChannelPromise promise) {
   tail_->write(std::move(msg), std::move(promise));
   tail_->flush();

@@ -129,6 +129,10 @@ class RecOut : public ChannelOutboundHandler {
     note("out:flush", ctx);
     ctx.flush();
   }
+  void shutdown_output(ChannelHandlerContext& ctx, ChannelPromise p) override {
+    note("out:shutdown_output", ctx);
+    ctx.shutdown_output(std::move(p));
+  }
 
  private:
   void note(const char* what, const ChannelHandlerContext& ctx) { r_->note(what, ctx); }
@@ -233,6 +237,10 @@ TEST_CASE("every event reaches its half, with the combined handler's context") {
   ch.bind(SocketAddress::embedded("local"), ch.new_promise());
   ch.connect(SocketAddress::embedded("remote"), ch.new_promise());
   CHECK(joined(r->log) == "out:write out:flush out:read out:bind out:connect");
+  r->log.clear();
+
+  ch.shutdown_output();
+  CHECK(joined(r->log) == "out:shutdown_output in:user_event");  // ChannelOutputShutdownEvent
   r->log.clear();
 
   ch.close();

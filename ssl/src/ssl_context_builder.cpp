@@ -2,8 +2,13 @@
 
 #include <trellis/ssl/ssl_error.hpp>
 
+#include <algorithm>
+#include <string_view>
+
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "openssl_errors.hpp"
 #include "ssl_context_state.hpp"
@@ -38,23 +43,62 @@ int select_alpn(SSL* ssl, const unsigned char** out, unsigned char* out_len,
   return SSL_TLSEXT_ERR_OK;
 }
 
-int select_server_name(SSL* ssl, int* /*alert*/, void* arg) {
+// The host_name of a ClientHello's server_name extension (RFC 6066 3), empty when there is none.
+std::string_view requested_name(SSL* ssl) {
+  const unsigned char* p = nullptr;
+  std::size_t n = 0;
+  if (SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &p, &n) != 1 || n < 2) return {};
+  std::size_t list = (std::size_t{p[0]} << 8) | p[1];
+  p += 2;
+  n -= 2;
+  if (list > n) return {};
+  while (list >= 3) {
+    const unsigned char type = p[0];
+    const std::size_t len = (std::size_t{p[1]} << 8) | p[2];
+    if (len > list - 3) return {};
+    if (type == TLSEXT_NAMETYPE_host_name) return {reinterpret_cast<const char*>(p + 3), len};
+    p += 3 + len;
+    list -= 3 + len;
+  }
+  return {};
+}
+
+// Server: SNI picks the context as soon as the ClientHello arrives, before OpenSSL looks for a
+// session to resume. The server_name callback would come after it: a session would then be
+// checked against the session id context of the default context, not the chosen one, and a
+// session of one vhost could be resumed under another.
+int select_context(SSL* ssl, int* alert, void* arg) {
   auto* state = static_cast<SslContextState*>(arg);
-  const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
-  if (name == nullptr || !state->sni) return SSL_TLSEXT_ERR_OK;
+  const std::string_view name = requested_name(ssl);
+  if (name.empty() || !state->sni) return SSL_CLIENT_HELLO_SUCCESS;
   std::optional<SslContext> chosen;
   try {
     chosen = state->sni(name);
   } catch (...) {
-    return SSL_TLSEXT_ERR_ALERT_FATAL;
+    *alert = SSL_AD_INTERNAL_ERROR;
+    return SSL_CLIENT_HELLO_ERROR;
   }
   auto* data = static_cast<ConnectionData*>(SSL_get_ex_data(ssl, connection_data_index()));
   if (chosen && data != nullptr && chosen->native_handle() != SSL_get_SSL_CTX(ssl)) {
-    if (SSL_set_SSL_CTX(ssl, chosen->native_handle()) == nullptr) {
-      return SSL_TLSEXT_ERR_ALERT_FATAL;
-    }
+    SSL_CTX* ctx = chosen->native_handle();
+    *alert = SSL_AD_INTERNAL_ERROR;
+    // Its certificate and session id context.
+    if (SSL_set_SSL_CTX(ssl, ctx) == nullptr) return SSL_CLIENT_HELLO_ERROR;
+    // Not its client-certificate policy: copied, or a vhost that requires client certificates
+    // would accept clients without one when chosen by SNI (as nginx does).
+    SSL_set_verify(ssl, SSL_CTX_get_verify_mode(ctx), SSL_CTX_get_verify_callback(ctx));
+    SSL_set_verify_depth(ssl, SSL_CTX_get_verify_depth(ctx));
+    STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(ctx);
+    STACK_OF(X509_NAME)* copy = names != nullptr ? SSL_dup_CA_list(names) : nullptr;
+    if (names != nullptr && copy == nullptr) return SSL_CLIENT_HELLO_ERROR;
+    SSL_set_client_CA_list(ssl, copy);      // takes it (null: none)
     data->sni_context = std::move(chosen);  // its state stays valid for the callbacks
   }
+  return SSL_CLIENT_HELLO_SUCCESS;
+}
+
+// Server: acknowledges the server name (the context was chosen by select_context).
+int acknowledge_server_name(SSL* /*ssl*/, int* /*alert*/, void* /*arg*/) {
   return SSL_TLSEXT_ERR_OK;
 }
 
@@ -67,6 +111,90 @@ int on_new_session(SSL* ssl, SSL_SESSION* session) {
 }
 
 [[noreturn]] void fail(const std::string& what) { throw SslError(openssl_error_text(what)); }
+
+// TLS 1.2: ECDHE only (forward secrecy), AEAD only (no CBC: Lucky13 and its kin), AES-128-GCM
+// first as the cheapest with AES-NI (Mozilla's "intermediate" list without DHE).
+constexpr const char* kDefaultCiphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+constexpr const char* kDefaultCiphersuites =
+    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+constexpr const char* kDefaultGroups = "X25519:P-256:P-384";
+
+int openssl_version(TlsVersion v) {
+  return v == TlsVersion::kTls13 ? TLS1_3_VERSION : TLS1_2_VERSION;
+}
+
+// Versions, cipher suites and groups; an unusable list is an error, not a silent fallback.
+void set_protocols(SSL_CTX* ctx, TlsVersion min, TlsVersion max, const std::string& ciphers,
+                   const std::string& ciphersuites, const std::string& groups) {
+  if (static_cast<int>(min) > static_cast<int>(max)) {
+    throw SslError("min_version is above max_version");
+  }
+  if (SSL_CTX_set_min_proto_version(ctx, openssl_version(min)) != 1 ||
+      SSL_CTX_set_max_proto_version(ctx, openssl_version(max)) != 1) {
+    fail("cannot set the protocol versions");
+  }
+  const std::string& c12 = ciphers.empty() ? std::string(kDefaultCiphers) : ciphers;
+  if (SSL_CTX_set_cipher_list(ctx, c12.c_str()) != 1) {
+    fail("no usable TLS 1.2 cipher suite in '" + c12 + "'");
+  }
+  const std::string c13 = ciphersuites.empty() ? std::string(kDefaultCiphersuites) : ciphersuites;
+  // OpenSSL skips names it does not know: a list of none would turn TLS 1.3 off silently.
+  bool any13 = false;
+  if (SSL_CTX_set_ciphersuites(ctx, c13.c_str()) == 1) {
+    STACK_OF(SSL_CIPHER)* all = SSL_CTX_get_ciphers(ctx);
+    for (int i = 0; all != nullptr && i < sk_SSL_CIPHER_num(all); ++i) {
+      const SSL_CIPHER* c = sk_SSL_CIPHER_value(all, i);
+      if (std::string_view(SSL_CIPHER_get_version(c)) == "TLSv1.3") any13 = true;
+    }
+  }
+  if (!any13) fail("no usable TLS 1.3 cipher suite in '" + c13 + "'");
+  const std::string g = groups.empty() ? std::string(kDefaultGroups) : groups;
+  if (SSL_CTX_set1_groups_list(ctx, g.c_str()) != 1) fail("unusable groups '" + g + "'");
+}
+
+// A server context's session id context: sessions resume only under a context with the same
+// certificate and client-certificate policy, so a session of one SNI vhost is not resumed under
+// another. A digest, so that two builds of the same configuration (a reload) still agree.
+void set_session_id_context(SSL_CTX* ctx, bool verify_peer, const std::string& ca_file,
+                            const std::string& ca_dir) {
+  X509* cert = SSL_CTX_get0_certificate(ctx);
+  unsigned char* der = nullptr;
+  const int der_len = cert != nullptr ? i2d_X509(cert, &der) : 0;
+  EVP_MD_CTX* md = EVP_MD_CTX_new();
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_len = 0;
+  const char policy = verify_peer ? 1 : 0;
+  const bool ok =
+      md != nullptr && EVP_DigestInit_ex(md, EVP_sha256(), nullptr) == 1 &&
+      EVP_DigestUpdate(md, "trellis", 7) == 1 &&
+      (der_len <= 0 || EVP_DigestUpdate(md, der, static_cast<std::size_t>(der_len)) == 1) &&
+      EVP_DigestUpdate(md, &policy, 1) == 1 &&
+      EVP_DigestUpdate(md, ca_file.data(), ca_file.size() + 1) == 1 &&
+      EVP_DigestUpdate(md, ca_dir.data(), ca_dir.size() + 1) == 1 &&
+      EVP_DigestFinal_ex(md, digest, &digest_len) == 1;
+  EVP_MD_CTX_free(md);
+  OPENSSL_free(der);
+  if (!ok) fail("cannot compute the session id context");
+  static_assert(SSL_MAX_SID_CTX_LENGTH >= 32);
+  if (SSL_CTX_set_session_id_context(ctx, digest, std::min(digest_len, 32u)) != 1) {
+    fail("cannot set the session id context");
+  }
+}
+
+// The subject names of the trusted CAs, for the CertificateRequest.
+void set_client_ca_names(SSL_CTX* ctx, const std::string& ca_file, const std::string& ca_dir) {
+  STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
+  if (names == nullptr) fail("out of memory");
+  if ((!ca_file.empty() && SSL_add_file_cert_subjects_to_stack(names, ca_file.c_str()) != 1) ||
+      (!ca_dir.empty() && SSL_add_dir_cert_subjects_to_stack(names, ca_dir.c_str()) != 1)) {
+    sk_X509_NAME_pop_free(names, X509_NAME_free);
+    fail("cannot read the names of the trusted CAs");
+  }
+  SSL_CTX_set_client_CA_list(ctx, names);  // takes it
+}
 
 }  // namespace
 }  // namespace detail
@@ -97,6 +225,12 @@ SslContextBuilder& SslContextBuilder::verify_peer(bool on) {
   verify_peer_ = on;
   return *this;
 }
+SslContextBuilder& SslContextBuilder::key_manager(std::string cert_chain_file,
+                                                  std::string key_file) {
+  cert_chain_file_ = std::move(cert_chain_file);
+  key_file_ = std::move(key_file);
+  return *this;
+}
 SslContextBuilder& SslContextBuilder::verify_hostname(bool on) {
   verify_hostname_ = on;
   return *this;
@@ -114,6 +248,32 @@ SslContextBuilder& SslContextBuilder::session_cache_size(std::size_t sessions) {
   return *this;
 }
 
+SslContextBuilder& SslContextBuilder::min_version(TlsVersion version) {
+  min_version_ = version;
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::max_version(TlsVersion version) {
+  max_version_ = version;
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::ciphers(std::string list) {
+  ciphers_ = std::move(list);
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::ciphersuites(std::string list) {
+  ciphersuites_ = std::move(list);
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::groups(std::string list) {
+  groups_ = std::move(list);
+  return *this;
+}
+
+SslContextBuilder& SslContextBuilder::handshake_timeout(std::chrono::nanoseconds timeout) {
+  handshake_timeout_ = timeout;
+  return *this;
+}
+
 SslContext SslContextBuilder::build() const {
   ERR_clear_error();
   SSL_CTX* native = SSL_CTX_new(server_ ? TLS_server_method() : TLS_client_method());
@@ -123,11 +283,14 @@ SslContext SslContextBuilder::build() const {
   SSL_CTX_set_app_data(native, state.get());
   state->verify_peer = verify_peer_;
   state->verify_hostname = verify_hostname_;
+  state->handshake_timeout = handshake_timeout_;
   state->sni = sni_;
 
   // TLS 1.2 at least; OpenSSL negotiates the highest both sides have, so 1.3 when it can.
-  SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+  detail::set_protocols(native, min_version_, max_version_, ciphers_, ciphersuites_, groups_);
   SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+  // A server picks the suite by its own order (the strongest it likes), not the client's.
+  if (server_) SSL_CTX_set_options(native, SSL_OP_CIPHER_SERVER_PREFERENCE);
   // Records read and written go through memory BIOs: a write never needs retrying, and buffers
   // are released between records so an idle connection holds little memory.
   SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS);
@@ -150,7 +313,8 @@ SslContext SslContextBuilder::build() const {
     }
   }
 
-  if (server_) {
+  // A server's certificate, or a client's certificate for mutual TLS (key_manager).
+  if (server_ || !cert_chain_file_.empty() || !key_file_.empty()) {
     if (SSL_CTX_use_certificate_chain_file(native, cert_chain_file_.c_str()) != 1) {
       detail::fail("cannot load the certificate chain '" + cert_chain_file_ + "'");
     }
@@ -160,19 +324,23 @@ SslContext SslContextBuilder::build() const {
     if (SSL_CTX_check_private_key(native) != 1) {
       detail::fail("the private key does not match the certificate");
     }
-    static const unsigned char kSessionContext[] = "trellis";
-    SSL_CTX_set_session_id_context(native, kSessionContext, sizeof kSessionContext - 1);
+  }
+
+  if (server_) {
+    detail::set_session_id_context(native, verify_peer_, ca_file_, ca_dir_);
     // Resumption by stateless tickets: no per-session state on the server. One ticket per
     // handshake is enough for a client that keeps one session per server.
     SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
     SSL_CTX_set_num_tickets(native, 1);
     if (verify_peer_) {
       SSL_CTX_set_verify(native, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+      if (!ca_file_.empty() || !ca_dir_.empty())
+        detail::set_client_ca_names(native, ca_file_, ca_dir_);
     }
     if (!state->alpn_wire.empty()) SSL_CTX_set_alpn_select_cb(native, detail::select_alpn, nullptr);
     if (sni_) {
-      SSL_CTX_set_tlsext_servername_callback(native, detail::select_server_name);
-      SSL_CTX_set_tlsext_servername_arg(native, state.get());
+      SSL_CTX_set_client_hello_cb(native, detail::select_context, state.get());
+      SSL_CTX_set_tlsext_servername_callback(native, detail::acknowledge_server_name);
     }
   } else {
     SSL_CTX_set_verify(native, verify_peer_ ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);

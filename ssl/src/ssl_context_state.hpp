@@ -3,6 +3,7 @@
 // session cache.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <mutex>
 #include <optional>
@@ -48,6 +49,7 @@ struct SslContextState {
   bool server;
   bool verify_peer = false;
   bool verify_hostname = true;
+  std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
   std::vector<unsigned char> alpn_wire;  // length-prefixed protocol names
   SniCallback sni;
   ClientSessionCache sessions;

@@ -53,7 +53,8 @@ SslHandshakeError handshake_error(SSL* ssl, const std::string& what) {
 SslHandler::SslHandler(SslContext context, std::string server_name)
     : context_(std::move(context)),
       server_name_(std::move(server_name)),
-      data_(std::make_unique<detail::ConnectionData>()) {
+      data_(std::make_unique<detail::ConnectionData>()),
+      handshake_timeout_(context_.state()->handshake_timeout) {
   ERR_clear_error();
   ssl_ = SSL_new(context_.native_handle());
   if (ssl_ == nullptr) throw SslError(detail::openssl_error_text("SSL_new failed"));
@@ -75,8 +76,16 @@ SslHandler::SslHandler(SslContext context, std::string server_name)
     return;
   }
   SSL_set_connect_state(ssl_);
-  if (server_name_.empty()) return;
   const auto& state = *context_.state();
+  if (server_name_.empty()) {
+    if (!(state.verify_peer && state.verify_hostname)) return;
+    // Without a name there is nothing to check the certificate against: refuse rather than
+    // accept any certificate of a trusted CA.
+    SSL_free(ssl_);
+    throw SslError(
+        "a client SslHandler needs the server name to verify the server's certificate against; "
+        "build the context with verify_hostname(false) to skip the hostname check");
+  }
   const bool ip = is_ip_address(server_name_);
   if (!ip) SSL_set_tlsext_host_name(ssl_, server_name_.c_str());
   if (state.verify_peer && state.verify_hostname) {
@@ -93,7 +102,10 @@ SslHandler::SslHandler(SslContext context, std::string server_name)
   context_.state()->sessions.apply(server_name_, ssl_);
 }
 
-SslHandler::~SslHandler() { SSL_free(ssl_); }
+SslHandler::~SslHandler() {
+  cancel_handshake_timer();
+  SSL_free(ssl_);
+}
 
 std::string_view SslHandler::alpn_protocol() const noexcept {
   const unsigned char* p = nullptr;
@@ -116,6 +128,7 @@ void SslHandler::handler_added(ChannelHandlerContext& ctx) {
 }
 
 void SslHandler::handler_removed(ChannelHandlerContext& /*ctx*/) {
+  cancel_handshake_timer();
   fail_pending(std::make_exception_ptr(ClosedChannelError("SslHandler removed")));
 }
 
@@ -127,8 +140,30 @@ void SslHandler::channel_active(ChannelHandlerContext& ctx) {
 void SslHandler::start_handshake(ChannelHandlerContext& ctx) {
   if (state_ != State::kIdle) return;
   state_ = State::kHandshaking;
+  start_handshake_timer(ctx);
   // A server waits for the ClientHello; a client sends it now.
   if (!context_.is_server()) do_handshake(ctx);
+}
+
+void SslHandler::start_handshake_timer(ChannelHandlerContext& ctx) {
+  if (handshake_timer_started_ || handshake_timeout_.count() <= 0) return;
+  handshake_timer_started_ = true;
+  // Cancelled when the handshake ends, the channel goes inactive or the handler leaves, so the
+  // context and the handler outlive the timer.
+  auto* context = &ctx;
+  handshake_timer_ = ctx.executor().schedule(handshake_timeout_, [this, context] {
+    if (state_ != State::kHandshaking) return;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(handshake_timeout_);
+    fail(*context,
+         std::make_exception_ptr(SslHandshakeError("TLS handshake timed out after " +
+                                                   std::to_string(ms.count()) + " ms")),
+         true);
+  });
+}
+
+void SslHandler::cancel_handshake_timer() noexcept {
+  if (handshake_timer_.valid()) handshake_timer_.cancel();
+  handshake_timer_ = ScheduledFuture<void>();
 }
 
 void SslHandler::do_handshake(ChannelHandlerContext& ctx) {
@@ -136,6 +171,7 @@ void SslHandler::do_handshake(ChannelHandlerContext& ctx) {
   const int r = SSL_do_handshake(ssl_);
   if (r == 1) {
     state_ = State::kReady;
+    cancel_handshake_timer();
     drain_output(ctx);  // the last flight (and a server's session ticket)
     ctx.flush();
     handshake_.try_set_value();
@@ -171,7 +207,10 @@ void SslHandler::channel_read(ChannelHandlerContext& ctx, Message msg) {
          state_ != State::kReady);
     return;
   }
-  if (state_ == State::kIdle) state_ = State::kHandshaking;  // data before channel_active
+  if (state_ == State::kIdle) {  // data before channel_active
+    state_ = State::kHandshaking;
+    start_handshake_timer(ctx);
+  }
   if (state_ == State::kHandshaking) {
     do_handshake(ctx);
     if (state_ != State::kReady) return;
@@ -238,6 +277,7 @@ void SslHandler::channel_inactive(ChannelHandlerContext& ctx) {
         SslHandshakeError("the connection closed before the TLS handshake completed")));
   }
   state_ = State::kClosed;
+  cancel_handshake_timer();
   fail_pending(std::make_exception_ptr(ClosedChannelError()));
   if (truncated) ctx.fire_exception_caught(std::make_exception_ptr(SslTruncationError()));
   ctx.fire_channel_inactive();
@@ -398,7 +438,23 @@ void SslHandler::close(ChannelHandlerContext& ctx, ChannelPromise promise) {
     return;
   }
   close_started_ = true;
-  encrypt_pending(ctx);  // what was written before close() goes first
+  send_close_notify(ctx, std::move(promise), true);
+}
+
+void SslHandler::shutdown_output(ChannelHandlerContext& ctx, ChannelPromise promise) {
+  if (close_started_ || state_ != State::kReady || !ctx.channel().is_active()) {
+    ctx.shutdown_output(std::move(promise));
+    return;
+  }
+  // The TLS stream ends with close_notify, then the TCP output; reading goes on (the peer's
+  // close_notify, when it comes, closes the channel).
+  close_started_ = true;
+  send_close_notify(ctx, std::move(promise), false);
+}
+
+void SslHandler::send_close_notify(ChannelHandlerContext& ctx, ChannelPromise promise,
+                                   bool then_close) {
+  encrypt_pending(ctx);  // what was written before goes first
   fail_pending(std::make_exception_ptr(ClosedChannelError()));
   ERR_clear_error();
   SSL_shutdown(ssl_);  // queues close_notify in the write BIO
@@ -406,25 +462,38 @@ void SslHandler::close(ChannelHandlerContext& ctx, ChannelPromise promise) {
   done_promises_.push_back(sent);
   drain_output(ctx);
   ctx.flush();
+  // Close (or shut the output down) once close_notify was written, or when the peer takes too
+  // long to read it; once only.
+  struct Pending {
+    ChannelPromise promise;
+    bool done = false;
+  };
+  auto pending = std::make_shared<Pending>(Pending{std::move(promise)});
+  auto* context = &ctx;
+  auto finish = [context, pending, then_close] {
+    if (std::exchange(pending->done, true)) return;
+    if (then_close) {
+      context->close(std::move(pending->promise));
+    } else {
+      context->shutdown_output(std::move(pending->promise));
+    }
+  };
   if (sent.is_done()) {
-    ctx.close(std::move(promise));
+    finish();
     return;
   }
-  // Close once close_notify was written, or when the peer takes too long to read it.
-  auto closer = std::make_shared<ChannelPromise>(std::move(promise));
-  auto* context = &ctx;
   auto keep = ctx.handler_ptr();
-  auto timer = ctx.executor().schedule(
-      close_notify_timeout_, [context, closer, keep] { context->close(std::move(*closer)); });
-  sent.future().add_listener([context, closer, keep, timer](const Future<void>&) mutable {
+  auto timer = ctx.executor().schedule(close_notify_timeout_, [finish, keep] { finish(); });
+  sent.future().add_listener([finish, keep, timer](const Future<void>&) mutable {
     timer.cancel();
-    context->close(std::move(*closer));
+    finish();
   });
 }
 
 void SslHandler::fail(ChannelHandlerContext& ctx, std::exception_ptr error, bool handshake) {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
+  cancel_handshake_timer();
   // Send what OpenSSL queued (an alert telling the peer why), then close.
   if (BIO_ctrl_pending(wbio_) > 0) {
     drain_output(ctx);

@@ -354,3 +354,23 @@ TEST_CASE("renegotiation is refused") {
   SSL_free(client);
   SSL_CTX_free(client_ctx);
 }
+
+TEST_CASE("a client handler without a server name is refused while its context checks hostnames") {
+  // Failing open (no hostname check at all) would accept any certificate the CA ever signed.
+  CHECK_THROWS_WITH_AS(std::make_shared<SslHandler>(client_context()),
+                       doctest::Contains("server name"), SslError);
+  CHECK_THROWS_WITH_AS(std::make_shared<SslHandler>(client_context(), ""),
+                       doctest::Contains("verify_hostname"), SslError);
+  // A client that really wants no hostname check says so in its context.
+  const SslContext no_hostname = SslContextBuilder::for_client()
+                                     .trust_ca_file(test_pki().ca_cert)
+                                     .verify_hostname(false)
+                                     .build();
+  TlsPair pair(no_hostname, server_context(), "");
+  pair.pump();
+  CHECK(pair.client_ssl->handshake_future().is_success());
+  // Without peer verification there is no hostname to check either; servers take no name.
+  CHECK_NOTHROW(
+      std::make_shared<SslHandler>(SslContextBuilder::for_client().verify_peer(false).build()));
+  CHECK_NOTHROW(std::make_shared<SslHandler>(server_context()));
+}

@@ -88,6 +88,9 @@ TestPki make_pki() {
   const Issued expired = make_cert("localhost", "DNS:localhost,IP:127.0.0.1", &ca, -10, -1, false);
   const Issued untrusted =
       make_cert("localhost", "DNS:localhost,IP:127.0.0.1", &other_ca, -1, 30, false);
+  const Issued client = make_cert("client.example", "DNS:client.example", &ca, -1, 30, false);
+  const Issued untrusted_client =
+      make_cert("client.example", "DNS:client.example", &other_ca, -1, 30, false);
   auto file = [&](const char* name) { return pki.dir + "/" + name; };
   pki.ca_cert = file("ca.pem");
   write_cert(pki.ca_cert, ca.cert);
@@ -101,7 +104,10 @@ TestPki make_pki() {
   pair(alt, "alt", pki.alt_cert, pki.alt_key);
   pair(expired, "expired", pki.expired_cert, pki.expired_key);
   pair(untrusted, "untrusted", pki.untrusted_cert, pki.untrusted_key);
-  for (const Issued& i : {ca, other_ca, server, alt, expired, untrusted}) {
+  pair(client, "client", pki.client_cert, pki.client_key);
+  pair(untrusted_client, "untrusted-client", pki.untrusted_client_cert, pki.untrusted_client_key);
+  for (const Issued& i :
+       {ca, other_ca, server, alt, expired, untrusted, client, untrusted_client}) {
     X509_free(i.cert);
     EVP_PKEY_free(i.key);
   }
@@ -113,7 +119,9 @@ struct PkiHolder {
   ~PkiHolder() {
     for (const std::string* f :
          {&pki.ca_cert, &pki.server_cert, &pki.server_key, &pki.alt_cert, &pki.alt_key,
-          &pki.expired_cert, &pki.expired_key, &pki.untrusted_cert, &pki.untrusted_key}) {
+          &pki.expired_cert, &pki.expired_key, &pki.untrusted_cert, &pki.untrusted_key,
+          &pki.client_cert, &pki.client_key, &pki.untrusted_client_cert,
+          &pki.untrusted_client_key}) {
       std::remove(f->c_str());
     }
     std::remove(pki.dir.c_str());

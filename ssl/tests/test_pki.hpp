@@ -1,6 +1,7 @@
 // Test certificates made at test time with the OpenSSL API (no private key is committed): a CA,
 // server certificates it signed (for localhost, for another name, an expired one), and a second,
-// untrusted CA with a server certificate of its own. Files in a temporary directory.
+// untrusted CA with a server certificate of its own; client certificates (for mutual TLS) from
+// both CAs. Files in a temporary directory.
 #pragma once
 
 #include <string>
@@ -14,6 +15,8 @@ struct TestPki {
   std::string alt_cert, alt_key;              // alt.example, signed by ca_cert
   std::string expired_cert, expired_key;      // localhost, expired yesterday
   std::string untrusted_cert, untrusted_key;  // localhost, signed by another CA
+  std::string client_cert, client_key;        // a client (CN client.example), signed by ca_cert
+  std::string untrusted_client_cert, untrusted_client_key;  // a client, signed by another CA
 };
 
 // Made once per process (P-256 keys: a few milliseconds).

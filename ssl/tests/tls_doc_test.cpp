@@ -41,6 +41,23 @@ trellis::ssl::SslContext make_client_context(const std::string& ca_file) {
       .build();
 }
 
+trellis::ssl::SslContext make_mutual_server(const std::string& cert, const std::string& key,
+                                            const std::string& client_ca) {
+  return trellis::ssl::SslContextBuilder::for_server(cert, key)
+      .trust_ca_file(client_ca)  // the CAs whose client certificates are accepted
+      .verify_peer(true)         // a client without one is refused
+      .build();
+}
+
+trellis::ssl::SslContext make_client_with_certificate(const std::string& ca_file,
+                                                      const std::string& cert,
+                                                      const std::string& key) {
+  return trellis::ssl::SslContextBuilder::for_client()
+      .trust_ca_file(ca_file)
+      .key_manager(cert, key)  // PEM files, chain leaf first
+      .build();
+}
+
 void init_tls_server_pipeline(trellis::Channel& ch, const trellis::ssl::SslContext& tls) {
   ch.pipeline().add_last("tls", std::make_shared<trellis::ssl::SslHandler>(tls));
   ch.pipeline().add_last("app", std::make_shared<Echo>());  // reads and writes plaintext
@@ -129,4 +146,17 @@ TEST_CASE("docs/tls.md: SNI and the handshake failure text") {
   CHECK(describe_failure(wrong.client_ssl->handshake_future()).find("hostname mismatch") !=
         std::string::npos);
   CHECK(https_options(test_pki().ca_cert).tls != nullptr);
+}
+
+TEST_CASE("docs/tls.md: mutual TLS") {
+  const auto server =
+      make_mutual_server(test_pki().server_cert, test_pki().server_key, test_pki().ca_cert);
+  TlsPair with(make_client_with_certificate(test_pki().ca_cert, test_pki().client_cert,
+                                            test_pki().client_key),
+               server);
+  with.pump();
+  CHECK(with.server_ssl->handshake_future().is_success());
+  TlsPair without(make_client_context(test_pki().ca_cert), server);
+  without.pump();
+  CHECK_FALSE(without.server_ssl->handshake_future().is_success());
 }

@@ -21,6 +21,19 @@ struct TlsPair {
         server_ssl(std::make_shared<SslHandler>(server_ctx)),
         server(EmbeddedChannel::create(server_ssl)),
         client(EmbeddedChannel::create(client_ssl)) {}
+  // A client talking to a server channel the test built (its SslHandler and what follows it).
+  TlsPair(std::shared_ptr<SslHandler> client_handler, std::shared_ptr<SslHandler> server_handler,
+          std::shared_ptr<EmbeddedChannel> server_channel)
+      : client_ssl(std::move(client_handler)),
+        server_ssl(std::move(server_handler)),
+        server(std::move(server_channel)),
+        client(EmbeddedChannel::create(client_ssl)) {}
+  // A pair of handlers made (and set up, e.g. a session to offer) by the test.
+  TlsPair(std::shared_ptr<SslHandler> client_handler, std::shared_ptr<SslHandler> server_handler)
+      : client_ssl(std::move(client_handler)),
+        server_ssl(std::move(server_handler)),
+        server(EmbeddedChannel::create(server_ssl)),
+        client(EmbeddedChannel::create(client_ssl)) {}
 
   // Delivers one side's ciphertext to the other until nothing moves. Exceptions that reach a
   // tail are collected (see errors), not thrown.

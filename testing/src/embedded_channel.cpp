@@ -88,22 +88,20 @@ void EmbeddedChannel::set_writable(bool writable) {
 }
 
 Future<void> EmbeddedChannel::shutdown_output() {
-  Promise<void> done(&embedded_loop_);
-  if (!is_active()) {
-    done.set_exception(std::make_exception_ptr(ClosedChannelError()));
-    return done.future();
-  }
-  if (!output_shutdown_) {
-    output_shutdown_ = true;
-    if (auto* out = unsafe().outbound_buffer()) {
-      out->fail_flushed(std::make_exception_ptr(ClosedChannelError("output is shut down")), true);
-    }
-    pipeline().fire_user_event_triggered(Message(ChannelOutputShutdownEvent{}));
-    if (input_shutdown_ && is_active()) Channel::close();
-  }
-  done.set_value();
+  Future<void> done = Channel::shutdown_output();
   run_pending_tasks();
-  return done.future();
+  return done;
+}
+
+void EmbeddedChannel::do_shutdown_output() {
+  if (!is_active()) throw ClosedChannelError();
+  if (output_shutdown_) return;
+  output_shutdown_ = true;
+  if (auto* out = unsafe().outbound_buffer()) {
+    out->fail_flushed(std::make_exception_ptr(ClosedChannelError("output is shut down")), true);
+  }
+  pipeline().fire_user_event_triggered(Message(ChannelOutputShutdownEvent{}));
+  if (input_shutdown_ && is_active()) Channel::close();
 }
 
 void EmbeddedChannel::shutdown_input() {

@@ -622,25 +622,6 @@ bool SocketChannel::send_failed() {
 
 // --- half-close -------------------------------------------------------------------------------
 
-Future<void> SocketChannel::shutdown_output() {
-  Promise<void> done(&loop_);
-  auto self = shared_from_this();
-  auto task = [self, done]() mutable {
-    try {
-      self->do_shutdown_output();
-      done.set_value();
-    } catch (...) {
-      done.set_exception(std::current_exception());
-    }
-  };
-  if (loop_.in_event_loop()) {
-    task();
-  } else {
-    loop_.execute(std::move(task));
-  }
-  return done.future();
-}
-
 void SocketChannel::do_shutdown_output() {
   if (!is_active()) throw ClosedChannelError();
   if (output_shutdown_.exchange(true)) return;

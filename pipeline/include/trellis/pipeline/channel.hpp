@@ -77,6 +77,9 @@ class Channel {
     /// ClosedChannelError while the channel is not active; when `do_write` throws they fail with
     /// its exception, and the channel closes if `auto_close` is on.
     void write_flushed();
+    /// Shuts the output down with `do_shutdown_output`, completing the promise, or failing it
+    /// with what that threw.
+    void shutdown_output(ChannelPromise promise);
     /// The outbound buffer, nullptr once closed.
     ChannelOutboundBuffer* outbound_buffer() noexcept { return outbound_buffer_.get(); }
     /// Fails `promise`, or fires the error into the pipeline when the promise is void.
@@ -144,9 +147,11 @@ class Channel {
   Future<void> close_future() const { return close_promise_.future(); }
 
   /// Half-close: shuts the output down (a TCP FIN) while the input stays open, from any thread.
-  /// Flushed writes not yet sent and later writes fail with ClosedChannelError; the pipeline sees
-  /// ChannelOutputShutdownEvent. Channels that cannot half-close (the default) fail the future
-  /// with IllegalStateError, so a caller can fall back to close().
+  /// An outbound operation through the whole pipeline (ChannelOutboundHandler::shutdown_output),
+  /// so a handler can send a last word first (TLS's close_notify). Flushed writes not yet sent
+  /// and later writes fail with ClosedChannelError; the pipeline sees ChannelOutputShutdownEvent.
+  /// Channels that cannot half-close (the default) fail the future with IllegalStateError, so a
+  /// caller can fall back to close().
   virtual Future<void> shutdown_output();
   /// True once the output was shut down (shutdown_output(), or a failed write on a half-closed
   /// socket). Always false for channels that cannot half-close.
@@ -222,6 +227,9 @@ class Channel {
   /// Transport hook: closes the underlying resource (called once); a throw fails the close's
   /// promise, but the channel counts as closed.
   virtual void do_close() = 0;
+  /// Transport hook: shuts the output down (called by the pipeline's head, on the loop); throws
+  /// to fail the operation. Default: IllegalStateError (the channel cannot half-close).
+  virtual void do_shutdown_output();
   /// Transport hook: the closed channel leaves its loop. Default: nothing; a throw is logged.
   virtual void do_deregister() {}
   /// Transport hook: starts (or continues) reading; a throw is fired into the pipeline and

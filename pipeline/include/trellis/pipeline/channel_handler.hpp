@@ -149,6 +149,12 @@ class ChannelOutboundHandler : public virtual ChannelHandler {
   virtual void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise);
   /// Lets the transport send what was written so far. Default: `ctx.flush()`.
   virtual void flush(ChannelHandlerContext& ctx);
+  /// Half-close: shuts the channel's output down (a TCP FIN) while its input stays open; the
+  /// head hands it to the transport. A handler that has a last word to send first (TLS's
+  /// close_notify) writes and flushes it, and passes the operation on once it was written. The
+  /// promise completes when the output is shut down, or fails (IllegalStateError for a channel
+  /// that cannot half-close). Default: `ctx.shutdown_output(promise)`.
+  virtual void shutdown_output(ChannelHandlerContext& ctx, ChannelPromise promise);
 
   /// Returns this handler: it handles outbound operations.
   ChannelOutboundHandler* as_outbound() noexcept override { return this; }

@@ -121,6 +121,8 @@ class ChannelHandlerContext {
   void flush();
   /// `write(msg, promise)` then `flush()`.
   void write_and_flush(Message&& msg, ChannelPromise promise = {});
+  /// Shuts the output down (half-close); the promise completes once it is.
+  void shutdown_output(ChannelPromise promise = {});
   ///@}
 
   /// A promise whose listeners run on this channel's event loop.
@@ -231,6 +233,7 @@ class ChannelHandlerContext {
   void invoke_read() noexcept;
   void invoke_write(Message&& msg, ChannelPromise&& promise) noexcept;
   void invoke_flush() noexcept;
+  void invoke_shutdown_output(ChannelPromise&& promise) noexcept;
 
   // A handler of this context threw: pass the exception to the next inbound handler.
   void on_handler_exception(std::exception_ptr error) noexcept;

@@ -24,18 +24,19 @@ inline constexpr std::uint32_t kChannelReadComplete = 1u << 6;  ///< channel_rea
 inline constexpr std::uint32_t kUserEventTriggered = 1u << 7;   ///< user_event_triggered
 /// channel_writability_changed
 inline constexpr std::uint32_t kChannelWritabilityChanged = 1u << 8;
-inline constexpr std::uint32_t kBind = 1u << 9;         ///< bind
-inline constexpr std::uint32_t kConnect = 1u << 10;     ///< connect
-inline constexpr std::uint32_t kDisconnect = 1u << 11;  ///< disconnect
-inline constexpr std::uint32_t kClose = 1u << 12;       ///< close
-inline constexpr std::uint32_t kRead = 1u << 13;        ///< read
-inline constexpr std::uint32_t kWrite = 1u << 14;       ///< write
-inline constexpr std::uint32_t kFlush = 1u << 15;       ///< flush
+inline constexpr std::uint32_t kBind = 1u << 9;             ///< bind
+inline constexpr std::uint32_t kConnect = 1u << 10;         ///< connect
+inline constexpr std::uint32_t kDisconnect = 1u << 11;      ///< disconnect
+inline constexpr std::uint32_t kClose = 1u << 12;           ///< close
+inline constexpr std::uint32_t kRead = 1u << 13;            ///< read
+inline constexpr std::uint32_t kWrite = 1u << 14;           ///< write
+inline constexpr std::uint32_t kFlush = 1u << 15;           ///< flush
+inline constexpr std::uint32_t kShutdownOutput = 1u << 16;  ///< shutdown_output
 
 /// Every inbound event (exception_caught travels inbound).
 inline constexpr std::uint32_t kInbound = (1u << 9) - 1;
 /// Every outbound operation.
-inline constexpr std::uint32_t kOutbound = ((1u << 16) - 1) & ~kInbound;
+inline constexpr std::uint32_t kOutbound = ((1u << 17) - 1) & ~kInbound;
 /// Every event and operation.
 inline constexpr std::uint32_t kAll = kInbound | kOutbound;
 
@@ -65,6 +66,7 @@ TRELLIS_HANDLER_INHERITS(close, ChannelOutboundHandler)
 TRELLIS_HANDLER_INHERITS(read, ChannelOutboundHandler)
 TRELLIS_HANDLER_INHERITS(write, ChannelOutboundHandler)
 TRELLIS_HANDLER_INHERITS(flush, ChannelOutboundHandler)
+TRELLIS_HANDLER_INHERITS(shutdown_output, ChannelOutboundHandler)
 #undef TRELLIS_HANDLER_INHERITS
 
 }  // namespace detail
@@ -93,6 +95,7 @@ constexpr std::uint32_t of() noexcept {
     if (!detail::inherits_read<H>) m |= kRead;
     if (!detail::inherits_write<H>) m |= kWrite;
     if (!detail::inherits_flush<H>) m |= kFlush;
+    if (!detail::inherits_shutdown_output<H>) m |= kShutdownOutput;
   }
   return m;
 }

@@ -221,6 +221,8 @@ class ChannelPipeline {
   void flush();
   /// `write(msg, promise)` then `flush()`.
   void write_and_flush(Message&& msg, ChannelPromise promise = {});
+  /// Shuts the output down (half-close); the promise completes once it is.
+  void shutdown_output(ChannelPromise promise = {});
   ///@}
 
   /// Removes every user handler, tail first (`handler_removed` runs for each). Called when a

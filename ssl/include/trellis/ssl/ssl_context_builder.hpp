@@ -1,9 +1,11 @@
 // SslContextBuilder: builds an SslContext for a server (certificate chain and key) or a client
 // (trusted CAs, peer and hostname verification), with ALPN, SNI and session resumption. The
-// defaults are safe: TLS 1.2 at least, 1.3 preferred, OpenSSL's default cipher lists, and on a
-// client the peer's certificate and hostname verified against the system's trust store.
+// defaults are safe: TLS 1.2 at least, 1.3 preferred, forward-secret AEAD cipher suites only
+// (the server's order), X25519 first, and on a client the peer's certificate and hostname
+// verified against the system's trust store.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -14,6 +16,12 @@
 #include <trellis/ssl/ssl_context.hpp>
 
 namespace trellis::ssl {
+
+/// The TLS protocol versions a context may negotiate (older ones are never offered).
+enum class TlsVersion {
+  kTls12,  ///< TLS 1.2
+  kTls13,  ///< TLS 1.3
+};
 
 /// Chooses the server context for the name a client asked for (SNI). nullopt keeps the context
 /// the handler was made with. Called on the connection's event loop, during the handshake.
@@ -38,8 +46,13 @@ class SslContextBuilder {
   SslContextBuilder& trust_ca_dir(std::string dir);
   ///@}
   /// Verify the peer's certificate: on by default on a client; on a server it asks for a client
-  /// certificate and requires one.
+  /// certificate from its trusted CAs (trust_ca_file, trust_ca_dir), naming them in the request,
+  /// and refuses a client without one.
   SslContextBuilder& verify_peer(bool on);
+  /// The certificate chain (PEM, leaf first) and private key this side presents: on a client, the
+  /// client certificate for mutual TLS; on a server, it replaces the certificate given to
+  /// for_server().
+  SslContextBuilder& key_manager(std::string cert_chain_file, std::string key_file);
   /// A client checks that the certificate names the server name of its SslHandler (on by default).
   SslContextBuilder& verify_hostname(bool on);
   /// Application protocols offered (client) or accepted, in order of preference (server):
@@ -50,9 +63,30 @@ class SslContextBuilder {
   /// Client: how many sessions (one per server name) are kept for resumption; 0 turns it off.
   /// Servers resume with stateless session tickets.
   SslContextBuilder& session_cache_size(std::size_t sessions);
+  /// How long a handshake may take, from its start (the channel becoming active, or the handler
+  /// added to an active channel), on the channel's loop clock: past it the handshake fails with
+  /// SslHandshakeError and the channel is closed. 10 s by default; zero or less: no deadline.
+  /// SslHandler::set_handshake_timeout changes it for one handler.
+  SslContextBuilder& handshake_timeout(std::chrono::nanoseconds timeout);
 
-  /// Throws SslError (with OpenSSL's reason) when a file cannot be loaded or the key does not
-  /// match the certificate.
+  ///@{
+  /// The protocol versions negotiated: TLS 1.2 to TLS 1.3 by default (1.3 when both sides have
+  /// it).
+  SslContextBuilder& min_version(TlsVersion version);
+  SslContextBuilder& max_version(TlsVersion version);
+  ///@}
+  /// The TLS 1.2 cipher suites, an OpenSSL cipher list in order of preference. Default: ECDHE key
+  /// exchange (forward secrecy) with AES-GCM or ChaCha20-Poly1305 only, no CBC suites; a server
+  /// enforces its own order.
+  SslContextBuilder& ciphers(std::string list);
+  /// The TLS 1.3 cipher suites (`TLS_AES_128_GCM_SHA256:...`). Default: OpenSSL's three AEAD
+  /// suites, AES-128-GCM first.
+  SslContextBuilder& ciphersuites(std::string list);
+  /// The key exchange groups in order of preference. Default: `X25519:P-256:P-384`.
+  SslContextBuilder& groups(std::string list);
+
+  /// Throws SslError (with OpenSSL's reason) when a file cannot be loaded, the key does not
+  /// match the certificate, or a cipher list, group list or version range is unusable.
   SslContext build() const;
 
  private:
@@ -68,6 +102,12 @@ class SslContextBuilder {
   std::vector<std::string> alpn_;
   SniCallback sni_;
   std::size_t session_cache_size_ = 256;
+  std::chrono::nanoseconds handshake_timeout_ = std::chrono::seconds(10);
+  TlsVersion min_version_ = TlsVersion::kTls12;
+  TlsVersion max_version_ = TlsVersion::kTls13;
+  std::string ciphers_;
+  std::string ciphersuites_;
+  std::string groups_;
 };
 
 }  // namespace trellis::ssl

@@ -15,6 +15,7 @@
 #include <trellis/pipeline/channel_handler.hpp>
 #include <trellis/pipeline/future.hpp>
 #include <trellis/pipeline/promise.hpp>
+#include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/ssl/ssl_context.hpp>
 
 typedef struct ssl_st SSL;  // NOLINT(modernize-use-using): OpenSSL's own declaration
@@ -32,7 +33,9 @@ struct ConnectionData;
 ///
 /// - The handshake starts when the channel is active (a client sends its ClientHello then);
 ///   handshake_future() completes when it is done, or fails with SslHandshakeError (OpenSSL's
-///   reason and the certificate verification result), after which the channel is closed.
+///   reason and the certificate verification result), after which the channel is closed. A
+///   handshake still running after the handshake timeout (the context's, 10 s by default) fails
+///   the same way.
 /// - Writes issued before the handshake completes are kept and sent after it. Writes flushed
 ///   together are encrypted into as few records as fit (16 KiB of plaintext each); a write's
 ///   promise completes when the ciphertext carrying its last byte was written. Only ByteBuf and
@@ -43,12 +46,17 @@ struct ConnectionData;
 ///   timeout). A close_notify from the peer is answered and closes the channel. A peer that
 ///   closes the connection without close_notify after the handshake is reported as
 ///   SslTruncationError (exception_caught), before channel_inactive.
+/// - shutdown_output() (a half-close) sends close_notify after what was written and shuts the
+///   transport's output down once it was written (or after the close_notify timeout); reading
+///   goes on, and later writes fail.
 /// - Renegotiation is refused; failures after the handshake are SslError (fired, then closed).
 class SslHandler final : public ChannelDuplexHandler {
  public:
   /// A client handler sends server_name as SNI (unless it is an IP address), checks the server's
   /// certificate against it (when the context verifies the hostname) and resumes sessions cached
-  /// under it. A server handler ignores it.
+  /// under it. A server handler ignores it. Throws SslError for a client without a server name
+  /// when its context verifies hostnames (build it with verify_hostname(false) to skip the
+  /// check).
   explicit SslHandler(SslContext context, std::string server_name = {});
   ~SslHandler() override;
 
@@ -68,7 +76,14 @@ class SslHandler final : public ChannelDuplexHandler {
   bool is_session_reused() const noexcept;
   ///@}
 
-  /// How long close() waits for close_notify to be written before it closes anyway (3 s).
+  /// How long the handshake may take from its start before it fails with SslHandshakeError and
+  /// the channel is closed (the context's SslContextBuilder::handshake_timeout, 10 s by
+  /// default); zero or less: no deadline. Takes effect for a handshake not yet started.
+  void set_handshake_timeout(std::chrono::nanoseconds timeout) noexcept {
+    handshake_timeout_ = timeout;
+  }
+  /// How long close() and shutdown_output() wait for close_notify to be written before it closes
+  /// anyway (3 s).
   void set_close_notify_timeout(std::chrono::nanoseconds timeout) noexcept {
     close_notify_timeout_ = timeout;
   }
@@ -89,6 +104,7 @@ class SslHandler final : public ChannelDuplexHandler {
   void write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
   void flush(ChannelHandlerContext& ctx) override;
   void close(ChannelHandlerContext& ctx, ChannelPromise promise) override;
+  void shutdown_output(ChannelHandlerContext& ctx, ChannelPromise promise) override;
   ///@}
 
  private:
@@ -99,6 +115,9 @@ class SslHandler final : public ChannelDuplexHandler {
   };
 
   void start_handshake(ChannelHandlerContext& ctx);
+  // Arms the handshake deadline (once), on the channel's clock.
+  void start_handshake_timer(ChannelHandlerContext& ctx);
+  void cancel_handshake_timer() noexcept;
   void do_handshake(ChannelHandlerContext& ctx);
   void read_records(ChannelHandlerContext& ctx);
   void encrypt_pending(ChannelHandlerContext& ctx);
@@ -108,6 +127,9 @@ class SslHandler final : public ChannelDuplexHandler {
   // Writes the ciphertext waiting in the write BIO, with the promises of the writes it completes.
   void drain_output(ChannelHandlerContext& ctx);
   ChannelPromise take_done_promises(ChannelHandlerContext& ctx);
+  // Sends close_notify after what was written, then closes (then_close) or shuts the output
+  // down once it was written or after the close_notify timeout.
+  void send_close_notify(ChannelHandlerContext& ctx, ChannelPromise promise, bool then_close);
   void fail(ChannelHandlerContext& ctx, std::exception_ptr error, bool handshake);
   void fail_pending(const std::exception_ptr& error);
 
@@ -124,6 +146,9 @@ class SslHandler final : public ChannelDuplexHandler {
   bool close_started_ = false;  // close() sent (or is sending) close_notify
   bool peer_closed_ = false;    // close_notify received
   std::chrono::nanoseconds close_notify_timeout_ = std::chrono::seconds(3);
+  std::chrono::nanoseconds handshake_timeout_;
+  ScheduledFuture<void> handshake_timer_;
+  bool handshake_timer_started_ = false;
   std::vector<PendingWrite> pending_;
   std::vector<ChannelPromise> staged_promises_;  // writes whose bytes wait in the staging record
   std::vector<ChannelPromise> done_promises_;    // writes fully encrypted, not yet sent

@@ -163,8 +163,9 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder,
   void set_writable(bool writable);
 
   // --- half-close ---------------------------------------------------------------------------
-  /// As a socket's: flushed writes still queued fail, later writes fail, and
-  /// ChannelOutputShutdownEvent is fired; the input stays open.
+  /// As a socket's, through the pipeline (ChannelOutboundHandler::shutdown_output): flushed
+  /// writes still queued fail, later writes fail, and ChannelOutputShutdownEvent is fired; the
+  /// input stays open. Then runs the pending tasks.
   Future<void> shutdown_output() override;
   /// True once shutdown_output() ran.
   bool is_output_shutdown() const noexcept override { return output_shutdown_; }
@@ -236,6 +237,8 @@ class EmbeddedChannel final : private detail::EmbeddedLoopHolder,
   void do_begin_read() override;
   /// Internal: moves the flushed messages the peer accepts to outbound_messages().
   void do_write(ChannelOutboundBuffer& out) override;
+  /// Internal: the output shutdown the pipeline's head hands to the channel.
+  void do_shutdown_output() override;
   /// Internal: accepts every message type (ClosedChannelError after shutdown_output()).
   Message filter_outbound_message(Message&& msg) override;
   /// As a socket stops waiting for data (and Netty clears a pending read): a read requested while

@@ -75,9 +75,7 @@ class SocketChannel final : public Channel,
   /// The peer's address, once connected.
   std::optional<SocketAddress> remote_address() const override;
 
-  /// Shuts the output down (sends FIN) from any thread; pending writes fail.
-  Future<void> shutdown_output() override;
-  /// True once shutdown_output() took effect.
+  /// True once shutdown_output() (which goes through the pipeline, from any thread) took effect.
   bool is_output_shutdown() const noexcept override { return output_shutdown_.load(); }
   /// True once the peer's FIN was read: with half-closure, and also while the channel (without
   /// half-closure) writes its flushed output before it closes.
@@ -119,6 +117,8 @@ class SocketChannel final : public Channel,
   Message filter_outbound_message(Message&& msg) override;
   /// Internal: a pending read request is dropped.
   void on_auto_read_cleared() override { read_pending_ = false; }
+  /// Internal: sends FIN (shutdown(SHUT_WR)); flushed writes not yet sent fail.
+  void do_shutdown_output() override;
 
  private:
   enum State : int { kOpen, kConnecting, kActive, kClosed };
@@ -152,7 +152,6 @@ class SocketChannel final : public Channel,
   void on_connect_ready(const std::error_code& ec);
   void finish_connect(std::error_code error);
   void record_read(std::size_t n) noexcept;
-  void do_shutdown_output();
   void cache_addresses();
   void apply_options();
 

@@ -61,6 +61,7 @@ TRELLIS_COMBINED_LAYER(CombinedClose, kClose)
 TRELLIS_COMBINED_LAYER(CombinedRead, kRead)
 TRELLIS_COMBINED_LAYER(CombinedWrite, kWrite)
 TRELLIS_COMBINED_LAYER(CombinedFlush, kFlush)
+TRELLIS_COMBINED_LAYER(CombinedShutdownOutput, kShutdownOutput)
 #undef TRELLIS_COMBINED_LAYER
 
 // The taking layers. `half` is combined_in_ or combined_out_, H its type; `removed` its flag.
@@ -128,14 +129,18 @@ TRELLIS_COMBINED_TAKES(CombinedWrite, combined_out_, combined_out_removed_, writ
                        ctx.write(std::move(msg), std::move(promise)))
 TRELLIS_COMBINED_TAKES(CombinedFlush, combined_out_, combined_out_removed_, flush,
                        (ChannelHandlerContext & ctx), (ctx), ctx.flush())
+TRELLIS_COMBINED_TAKES(CombinedShutdownOutput, combined_out_, combined_out_removed_,
+                       shutdown_output, (ChannelHandlerContext & ctx, ChannelPromise promise),
+                       (ctx, std::move(promise)), ctx.shutdown_output(std::move(promise)))
 #undef TRELLIS_COMBINED_TAKES
 
 // Every layer stacked on the core.
 template <class In, class Out>
-using CombinedLayers = CombinedFlush<CombinedWrite<CombinedRead<CombinedClose<CombinedDisconnect<
-    CombinedConnect<CombinedBind<CombinedChannelWritabilityChanged<CombinedUserEventTriggered<
-        CombinedChannelReadComplete<CombinedChannelRead<CombinedChannelInactive<
-            CombinedChannelActive<CombinedChannelUnregistered<CombinedChannelRegistered<
-                CombinedExceptionCaught<CombinedCore<In, Out>>>>>>>>>>>>>>>>>;
+using CombinedLayers = CombinedShutdownOutput<
+    CombinedFlush<CombinedWrite<CombinedRead<CombinedClose<CombinedDisconnect<
+        CombinedConnect<CombinedBind<CombinedChannelWritabilityChanged<CombinedUserEventTriggered<
+            CombinedChannelReadComplete<CombinedChannelRead<CombinedChannelInactive<
+                CombinedChannelActive<CombinedChannelUnregistered<CombinedChannelRegistered<
+                    CombinedExceptionCaught<CombinedCore<In, Out>>>>>>>>>>>>>>>>>>;
 
 }  // namespace trellis::detail
