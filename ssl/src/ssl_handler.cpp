@@ -17,6 +17,7 @@
 #include <trellis/ssl/ssl_error.hpp>
 
 #include "openssl_errors.hpp"
+#include "peer_certificate_convert.hpp"
 #include "ssl_context_state.hpp"
 
 namespace trellis::ssl {
@@ -122,6 +123,12 @@ std::string_view SslHandler::requested_server_name() const noexcept {
 std::string_view SslHandler::protocol_version() const noexcept { return SSL_get_version(ssl_); }
 
 bool SslHandler::is_session_reused() const noexcept { return SSL_session_reused(ssl_) == 1; }
+
+std::vector<PeerCertificate> SslHandler::peer_certificates() const {
+  if (ssl_ == nullptr || state_ != State::kReady) return {};
+  // A client's peer chain starts with the leaf; a server's leaves it out.
+  return detail::to_peer_chain(SSL_get0_peer_certificate(ssl_), SSL_get_peer_cert_chain(ssl_));
+}
 
 void SslHandler::handler_added(ChannelHandlerContext& ctx) {
   if (ctx.channel().is_active()) start_handshake(ctx);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <trellis/http.hpp>
 #include <trellis/pipeline.hpp>
@@ -105,6 +106,13 @@ trellis::http::HttpClientOptions https_options(const std::string& ca_file) {
       trellis::ssl::SslContextBuilder::for_client().trust_ca_file(ca_file).build());
   return options;  // HttpClient(group, options).get("https://...") now verifies against ca_file
 }
+
+// Who the client is, on a mutual TLS server (once handshake_future() succeeded).
+std::string client_identity(const trellis::ssl::SslHandler& ssl) {
+  const std::vector<trellis::ssl::PeerCertificate> chain = ssl.peer_certificates();
+  if (chain.empty()) return "anonymous";
+  return chain.front().subject + " (sha256 " + chain.front().sha256_fingerprint + ")";
+}
 // --------------------------------------------------------------------------------------------
 
 }  // namespace
@@ -156,6 +164,8 @@ TEST_CASE("docs/tls.md: mutual TLS") {
                server);
   with.pump();
   CHECK(with.server_ssl->handshake_future().is_success());
+  CHECK(client_identity(*with.server_ssl).rfind("CN=client.example (sha256 ", 0) == 0);
+  CHECK(client_identity(*with.client_ssl).rfind("CN=localhost (sha256 ", 0) == 0);
   TlsPair without(make_client_context(test_pki().ca_cert), server);
   without.pump();
   CHECK_FALSE(without.server_ssl->handshake_future().is_success());

@@ -16,6 +16,7 @@
 #include <trellis/pipeline/future.hpp>
 #include <trellis/pipeline/promise.hpp>
 #include <trellis/pipeline/scheduled_future.hpp>
+#include <trellis/ssl/peer_certificate.hpp>
 #include <trellis/ssl/ssl_context.hpp>
 
 typedef struct ssl_st SSL;  // NOLINT(modernize-use-using): OpenSSL's own declaration
@@ -75,6 +76,11 @@ class SslHandler final : public ChannelDuplexHandler {
   std::string_view protocol_version() const noexcept;
   bool is_session_reused() const noexcept;
   ///@}
+
+  /// After the handshake: the certificate chain the peer presented, leaf first, as values (a
+  /// client sees the server's chain; a server the client's, with verify_peer(true)). Empty
+  /// before the handshake and when the peer sent no certificate. Made on each call.
+  std::vector<PeerCertificate> peer_certificates() const;
 
   /// How long the handshake may take from its start before it fails with SslHandshakeError and
   /// the channel is closed (the context's SslContextBuilder::handshake_timeout, 10 s by
