@@ -11,6 +11,7 @@
 #include <openssl/x509.h>
 
 #include "openssl_errors.hpp"
+#include "peer_certificate_convert.hpp"
 #include "ssl_context_state.hpp"
 
 namespace trellis::ssl {
@@ -108,6 +109,44 @@ int on_new_session(SSL* ssl, SSL_SESSION* session) {
   SslContextState* state = state_of(SSL_get_SSL_CTX(ssl));
   if (data == nullptr || state == nullptr) return 0;
   return state->sessions.put(data->session_key, session) ? 1 : 0;
+}
+
+// Replaces OpenSSL's chain verification: runs it, then the application's verify callback, whose
+// decision is final. The verify result left in the store context becomes the SSL's.
+int verify_with_callback(X509_STORE_CTX* store, void* arg) {
+  const auto* state = static_cast<const SslContextState*>(arg);
+  const int openssl_ok = X509_verify_cert(store);
+  auto* ssl =
+      static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  auto* data = ssl != nullptr
+                   ? static_cast<ConnectionData*>(SSL_get_ex_data(ssl, connection_data_index()))
+                   : nullptr;
+  PeerVerification peer;
+  peer.openssl_result = openssl_ok == 1 ? X509_V_OK : X509_STORE_CTX_get_error(store);
+  if (openssl_ok != 1 && peer.openssl_result == X509_V_OK) {
+    peer.openssl_result = X509_V_ERR_UNSPECIFIED;  // failed without saying why
+  }
+  peer.openssl_result_text = X509_verify_cert_error_string(peer.openssl_result);
+  std::string refusal;
+  try {
+    peer.chain =
+        to_peer_chain(X509_STORE_CTX_get0_cert(store), X509_STORE_CTX_get0_untrusted(store));
+    VerifyDecision decision = state->verify_callback(peer);
+    if (!decision.accepted()) {
+      refusal = decision.reason().empty() ? "no reason given" : decision.reason();
+    }
+  } catch (const std::exception& e) {
+    refusal = std::string("the verify callback threw: ") + e.what();
+  } catch (...) {
+    refusal = "the verify callback threw";
+  }
+  if (!refusal.empty()) {
+    if (data != nullptr) data->verify_refusal = std::move(refusal);
+    X509_STORE_CTX_set_error(store, X509_V_ERR_APPLICATION_VERIFICATION);
+    return 0;
+  }
+  X509_STORE_CTX_set_error(store, X509_V_OK);  // accepted, whatever OpenSSL said
+  return 1;
 }
 
 [[noreturn]] void fail(const std::string& what) { throw SslError(openssl_error_text(what)); }
@@ -231,6 +270,10 @@ SslContextBuilder& SslContextBuilder::key_manager(std::string cert_chain_file,
   key_file_ = std::move(key_file);
   return *this;
 }
+SslContextBuilder& SslContextBuilder::verify_callback(VerifyCallback callback) {
+  verify_callback_ = std::move(callback);
+  return *this;
+}
 SslContextBuilder& SslContextBuilder::verify_hostname(bool on) {
   verify_hostname_ = on;
   return *this;
@@ -285,6 +328,7 @@ SslContext SslContextBuilder::build() const {
   state->verify_hostname = verify_hostname_;
   state->handshake_timeout = handshake_timeout_;
   state->sni = sni_;
+  state->verify_callback = verify_callback_;
 
   // TLS 1.2 at least; OpenSSL negotiates the highest both sides have, so 1.3 when it can.
   detail::set_protocols(native, min_version_, max_version_, ciphers_, ciphersuites_, groups_);
@@ -343,7 +387,10 @@ SslContext SslContextBuilder::build() const {
       SSL_CTX_set_tlsext_servername_callback(native, detail::acknowledge_server_name);
     }
   } else {
-    SSL_CTX_set_verify(native, verify_peer_ ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
+    // With a verify callback, its decision counts even without verify_peer: SSL_VERIFY_NONE
+    // would let the handshake go on after a refusal.
+    SSL_CTX_set_verify(native, verify_peer_ || verify_callback_ ? SSL_VERIFY_PEER : SSL_VERIFY_NONE,
+                       nullptr);
     if (!state->alpn_wire.empty() &&
         SSL_CTX_set_alpn_protos(native, state->alpn_wire.data(),
                                 static_cast<unsigned int>(state->alpn_wire.size())) != 0) {
@@ -356,6 +403,8 @@ SslContext SslContextBuilder::build() const {
       SSL_CTX_sess_set_new_cb(native, detail::on_new_session);
     }
   }
+  if (verify_callback_)
+    SSL_CTX_set_cert_verify_callback(native, detail::verify_with_callback, state.get());
   return SslContext(std::move(state));
 }
 

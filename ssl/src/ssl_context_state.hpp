@@ -52,6 +52,7 @@ struct SslContextState {
   std::chrono::nanoseconds handshake_timeout = std::chrono::seconds(10);
   std::vector<unsigned char> alpn_wire;  // length-prefixed protocol names
   SniCallback sni;
+  VerifyCallback verify_callback;
   ClientSessionCache sessions;
 };
 
@@ -60,6 +61,7 @@ struct SslContextState {
 struct ConnectionData {
   std::string session_key;                // client: the session cache key (the server name)
   std::optional<SslContext> sni_context;  // server: the context SNI chose, kept alive
+  std::string verify_refusal;             // why the verify callback refused the peer
 };
 int connection_data_index();
 

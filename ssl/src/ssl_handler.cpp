@@ -41,6 +41,13 @@ bool is_ip_address(const std::string& host) {
 SslHandshakeError handshake_error(SSL* ssl, const std::string& what) {
   const long verify = SSL_get_verify_result(ssl);
   std::string text = detail::openssl_error_text(what);
+  const auto* data = static_cast<const detail::ConnectionData*>(
+      SSL_get_ex_data(ssl, detail::connection_data_index()));
+  if (verify == X509_V_ERR_APPLICATION_VERIFICATION && data != nullptr &&
+      !data->verify_refusal.empty()) {
+    text += " (refused by the verify callback: " + data->verify_refusal + ")";
+    return SslHandshakeError(text, verify, data->verify_refusal);
+  }
   if (verify != X509_V_OK) {
     const char* reason = X509_verify_cert_error_string(verify);
     text += " (certificate verify result " + std::to_string(verify) + ": " + reason + ")";

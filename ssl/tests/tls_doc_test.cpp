@@ -107,6 +107,18 @@ trellis::http::HttpClientOptions https_options(const std::string& ca_file) {
   return options;  // HttpClient(group, options).get("https://...") now verifies against ca_file
 }
 
+// Accepts only the server certificate whose SHA-256 fingerprint is `pin`, whoever signed it.
+trellis::ssl::SslContext make_pinning_client(std::string pin) {
+  return trellis::ssl::SslContextBuilder::for_client()
+      .verify_callback([pin](const trellis::ssl::PeerVerification& peer) {
+        if (peer.chain.at(0).sha256_fingerprint == pin) {
+          return trellis::ssl::VerifyDecision::accept();
+        }
+        return trellis::ssl::VerifyDecision::refuse("certificate not pinned");
+      })
+      .build();
+}
+
 // Who the client is, on a mutual TLS server (once handshake_future() succeeded).
 std::string client_identity(const trellis::ssl::SslHandler& ssl) {
   const std::vector<trellis::ssl::PeerCertificate> chain = ssl.peer_certificates();
@@ -154,6 +166,29 @@ TEST_CASE("docs/tls.md: SNI and the handshake failure text") {
   CHECK(describe_failure(wrong.client_ssl->handshake_future()).find("hostname mismatch") !=
         std::string::npos);
   CHECK(https_options(test_pki().ca_cert).tls != nullptr);
+}
+
+TEST_CASE("docs/tls.md: pinning a certificate") {
+  const auto server = make_server_context(test_pki().untrusted_cert, test_pki().untrusted_key);
+  // The pin, as a first connection that trusted the certificate would have recorded it.
+  TlsPair first(trellis::ssl::SslContextBuilder::for_client()
+                    .verify_callback([](const trellis::ssl::PeerVerification&) {
+                      return trellis::ssl::VerifyDecision::accept();
+                    })
+                    .build(),
+                server);
+  first.pump();
+  REQUIRE(first.client_ssl->handshake_future().is_success());
+  const std::string pin = first.client_ssl->peer_certificates().at(0).sha256_fingerprint;
+
+  TlsPair pinned(make_pinning_client(pin), server);
+  pinned.pump();
+  CHECK(pinned.client_ssl->handshake_future().is_success());
+  TlsPair other(make_pinning_client(pin),
+                make_server_context(test_pki().server_cert, test_pki().server_key));
+  other.pump();
+  CHECK(describe_failure(other.client_ssl->handshake_future()).find("certificate not pinned") !=
+        std::string::npos);
 }
 
 TEST_CASE("docs/tls.md: mutual TLS") {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <trellis/ssl/ssl_context.hpp>
+#include <trellis/ssl/verify_callback.hpp>
 
 namespace trellis::ssl {
 
@@ -53,6 +54,13 @@ class SslContextBuilder {
   /// client certificate for mutual TLS; on a server, it replaces the certificate given to
   /// for_server().
   SslContextBuilder& key_manager(std::string cert_chain_file, std::string key_file);
+  /// The application's check of the peer's chain, once per handshake after OpenSSL's own
+  /// verification (see VerifyCallback): given the chain and OpenSSL's verdict, its decision is
+  /// final; a refusal fails the handshake with SslHandshakeError carrying its reason (and
+  /// verify_result() X509_V_ERR_APPLICATION_VERIFICATION). On a client it runs for every
+  /// handshake, whatever verify_peer says; on a server, for a client that sent a certificate
+  /// (verify_peer(true) asks for one). A resumed session is not checked again.
+  SslContextBuilder& verify_callback(VerifyCallback callback);
   /// A client checks that the certificate names the server name of its SslHandler (on by default).
   SslContextBuilder& verify_hostname(bool on);
   /// Application protocols offered (client) or accepted, in order of preference (server):
@@ -101,6 +109,7 @@ class SslContextBuilder {
   bool verify_hostname_ = true;
   std::vector<std::string> alpn_;
   SniCallback sni_;
+  VerifyCallback verify_callback_;
   std::size_t session_cache_size_ = 256;
   std::chrono::nanoseconds handshake_timeout_ = std::chrono::seconds(10);
   TlsVersion min_version_ = TlsVersion::kTls12;

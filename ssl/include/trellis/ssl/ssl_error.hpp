@@ -29,7 +29,8 @@ class SslHandshakeError : public SslError {
 
   /// OpenSSL's X509_V_* code of the peer's certificate check (0: not about the certificate).
   long verify_result() const noexcept { return verify_result_; }
-  /// X509_verify_cert_error_string of verify_result(), e.g. "hostname mismatch".
+  /// X509_verify_cert_error_string of verify_result(), e.g. "hostname mismatch"; the reason a
+  /// verify callback gave when it refused the peer (X509_V_ERR_APPLICATION_VERIFICATION).
   const std::string& verify_result_text() const noexcept { return verify_result_text_; }
 
  private:
