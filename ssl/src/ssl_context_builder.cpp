@@ -10,6 +10,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "key_material.hpp"
 #include "openssl_errors.hpp"
 #include "peer_certificate_convert.hpp"
 #include "ssl_context_state.hpp"
@@ -198,7 +199,7 @@ void set_protocols(SSL_CTX* ctx, TlsVersion min, TlsVersion max, const std::stri
 // certificate and client-certificate policy, so a session of one SNI vhost is not resumed under
 // another. A digest, so that two builds of the same configuration (a reload) still agree.
 void set_session_id_context(SSL_CTX* ctx, bool verify_peer, const std::string& ca_file,
-                            const std::string& ca_dir) {
+                            const std::string& ca_dir, const std::string& ca_pem) {
   X509* cert = SSL_CTX_get0_certificate(ctx);
   unsigned char* der = nullptr;
   const int der_len = cert != nullptr ? i2d_X509(cert, &der) : 0;
@@ -213,6 +214,7 @@ void set_session_id_context(SSL_CTX* ctx, bool verify_peer, const std::string& c
       EVP_DigestUpdate(md, &policy, 1) == 1 &&
       EVP_DigestUpdate(md, ca_file.data(), ca_file.size() + 1) == 1 &&
       EVP_DigestUpdate(md, ca_dir.data(), ca_dir.size() + 1) == 1 &&
+      EVP_DigestUpdate(md, ca_pem.data(), ca_pem.size() + 1) == 1 &&
       EVP_DigestFinal_ex(md, digest, &digest_len) == 1;
   EVP_MD_CTX_free(md);
   OPENSSL_free(der);
@@ -241,8 +243,22 @@ void set_client_ca_names(SSL_CTX* ctx, const std::string& ca_file, const std::st
 SslContextBuilder SslContextBuilder::for_server(std::string cert_chain_file, std::string key_file) {
   SslContextBuilder b;
   b.server_ = true;
-  b.cert_chain_file_ = std::move(cert_chain_file);
-  b.key_file_ = std::move(key_file);
+  b.key_manager(std::move(cert_chain_file), std::move(key_file));
+  return b;
+}
+
+SslContextBuilder SslContextBuilder::for_server_pem(std::string cert_chain_pem,
+                                                    std::string key_pem) {
+  SslContextBuilder b;
+  b.server_ = true;
+  b.key_manager_pem(std::move(cert_chain_pem), std::move(key_pem));
+  return b;
+}
+
+SslContextBuilder SslContextBuilder::for_server_pkcs12(std::string file, std::string password) {
+  SslContextBuilder b;
+  b.server_ = true;
+  b.key_manager_pkcs12(std::move(file), std::move(password));
   return b;
 }
 
@@ -264,10 +280,32 @@ SslContextBuilder& SslContextBuilder::verify_peer(bool on) {
   verify_peer_ = on;
   return *this;
 }
+SslContextBuilder& SslContextBuilder::trust_ca_pem(std::string pem) {
+  ca_pem_ = std::move(pem);
+  return *this;
+}
 SslContextBuilder& SslContextBuilder::key_manager(std::string cert_chain_file,
                                                   std::string key_file) {
-  cert_chain_file_ = std::move(cert_chain_file);
-  key_file_ = std::move(key_file);
+  key_source_ = KeySource::kFiles;
+  cert_chain_ = std::move(cert_chain_file);
+  key_ = std::move(key_file);
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::key_manager_pem(std::string cert_chain_pem,
+                                                      std::string key_pem) {
+  key_source_ = KeySource::kPem;
+  cert_chain_ = std::move(cert_chain_pem);
+  key_ = std::move(key_pem);
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::key_manager_pkcs12(std::string file, std::string password) {
+  key_source_ = KeySource::kPkcs12;
+  pkcs12_file_ = std::move(file);
+  pkcs12_password_ = std::move(password);
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::key_password(std::string password) {
+  key_password_ = std::move(password);
   return *this;
 }
 SslContextBuilder& SslContextBuilder::verify_callback(VerifyCallback callback) {
@@ -351,19 +389,28 @@ SslContext SslContextBuilder::build() const {
       detail::fail("cannot load trusted CAs from '" + (ca_file_.empty() ? ca_dir_ : ca_file_) +
                    "'");
     }
-  } else if (!server_ && verify_peer_) {
+  }
+  if (!ca_pem_.empty()) detail::trust_pem_text(native, ca_pem_);
+  if (ca_file_.empty() && ca_dir_.empty() && ca_pem_.empty() && !server_ &&
+      (verify_peer_ || verify_callback_)) {
     if (SSL_CTX_set_default_verify_paths(native) != 1) {
       detail::fail("cannot load the system's trusted CAs");
     }
   }
 
   // A server's certificate, or a client's certificate for mutual TLS (key_manager).
-  if (server_ || !cert_chain_file_.empty() || !key_file_.empty()) {
-    if (SSL_CTX_use_certificate_chain_file(native, cert_chain_file_.c_str()) != 1) {
-      detail::fail("cannot load the certificate chain '" + cert_chain_file_ + "'");
-    }
-    if (SSL_CTX_use_PrivateKey_file(native, key_file_.c_str(), SSL_FILETYPE_PEM) != 1) {
-      detail::fail("cannot load the private key '" + key_file_ + "'");
+  if (server_ || key_source_ != KeySource::kNone) {
+    switch (key_source_) {
+      case KeySource::kNone:
+      case KeySource::kFiles:
+        detail::use_pem_files(native, cert_chain_, key_, key_password_);
+        break;
+      case KeySource::kPem:
+        detail::use_pem_text(native, cert_chain_, key_, key_password_);
+        break;
+      case KeySource::kPkcs12:
+        detail::use_pkcs12_file(native, pkcs12_file_, pkcs12_password_);
+        break;
     }
     if (SSL_CTX_check_private_key(native) != 1) {
       detail::fail("the private key does not match the certificate");
@@ -371,7 +418,7 @@ SslContext SslContextBuilder::build() const {
   }
 
   if (server_) {
-    detail::set_session_id_context(native, verify_peer_, ca_file_, ca_dir_);
+    detail::set_session_id_context(native, verify_peer_, ca_file_, ca_dir_, ca_pem_);
     // Resumption by stateless tickets: no per-session state on the server. One ticket per
     // handshake is enough for a client that keeps one session per server.
     SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
@@ -380,6 +427,7 @@ SslContext SslContextBuilder::build() const {
       SSL_CTX_set_verify(native, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
       if (!ca_file_.empty() || !ca_dir_.empty())
         detail::set_client_ca_names(native, ca_file_, ca_dir_);
+      if (!ca_pem_.empty()) detail::add_client_ca_names_pem(native, ca_pem_);
     }
     if (!state->alpn_wire.empty()) SSL_CTX_set_alpn_select_cb(native, detail::select_alpn, nullptr);
     if (sni_) {

@@ -7,6 +7,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/pkcs12.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
@@ -76,6 +77,31 @@ void write_key(const std::string& path, EVP_PKEY* key) {
   std::fclose(f);
 }
 
+void write_encrypted_key(const std::string& path, EVP_PKEY* key, const std::string& password) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  check(f != nullptr, "open");
+  const bool ok =
+      PEM_write_PKCS8PrivateKey(f, key, EVP_aes_256_cbc(), password.data(),
+                                static_cast<int>(password.size()), nullptr, nullptr) == 1;
+  std::fclose(f);
+  check(ok, "encrypted key");
+}
+
+void write_pkcs12(const std::string& path, const Issued& leaf, X509* ca,
+                  const std::string& password) {
+  STACK_OF(X509)* chain = sk_X509_new_null();
+  check(chain != nullptr && sk_X509_push(chain, ca) > 0, "chain");
+  PKCS12* p12 =
+      PKCS12_create(password.c_str(), "trellis test", leaf.key, leaf.cert, chain, 0, 0, 0, 0, 0);
+  sk_X509_free(chain);  // not the certificates
+  check(p12 != nullptr, "PKCS12_create");
+  FILE* f = std::fopen(path.c_str(), "wb");
+  const bool ok = f != nullptr && i2d_PKCS12_fp(f, p12) == 1;
+  if (f != nullptr) std::fclose(f);
+  PKCS12_free(p12);
+  check(ok, "write PKCS#12");
+}
+
 TestPki make_pki() {
   TestPki pki;
   char tmpl[] = "/tmp/trellis-ssl-test-XXXXXX";
@@ -106,6 +132,12 @@ TestPki make_pki() {
   pair(untrusted, "untrusted", pki.untrusted_cert, pki.untrusted_key);
   pair(client, "client", pki.client_cert, pki.client_key);
   pair(untrusted_client, "untrusted-client", pki.untrusted_client_cert, pki.untrusted_client_key);
+  pki.server_key_encrypted = file("server-encrypted.key");
+  write_encrypted_key(pki.server_key_encrypted, server.key, pki.key_password);
+  pki.server_p12 = file("server.p12");
+  write_pkcs12(pki.server_p12, server, ca.cert, pki.p12_password);
+  pki.client_p12 = file("client.p12");
+  write_pkcs12(pki.client_p12, client, ca.cert, pki.p12_password);
   for (const Issued& i :
        {ca, other_ca, server, alt, expired, untrusted, client, untrusted_client}) {
     X509_free(i.cert);
@@ -120,8 +152,8 @@ struct PkiHolder {
     for (const std::string* f :
          {&pki.ca_cert, &pki.server_cert, &pki.server_key, &pki.alt_cert, &pki.alt_key,
           &pki.expired_cert, &pki.expired_key, &pki.untrusted_cert, &pki.untrusted_key,
-          &pki.client_cert, &pki.client_key, &pki.untrusted_client_cert,
-          &pki.untrusted_client_key}) {
+          &pki.client_cert, &pki.client_key, &pki.untrusted_client_cert, &pki.untrusted_client_key,
+          &pki.server_key_encrypted, &pki.server_p12, &pki.client_p12}) {
       std::remove(f->c_str());
     }
     std::remove(pki.dir.c_str());

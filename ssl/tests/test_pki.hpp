@@ -1,7 +1,8 @@
 // Test certificates made at test time with the OpenSSL API (no private key is committed): a CA,
 // server certificates it signed (for localhost, for another name, an expired one), and a second,
 // untrusted CA with a server certificate of its own; client certificates (for mutual TLS) from
-// both CAs. Files in a temporary directory.
+// both CAs; the server's key encrypted with a password, and PKCS#12 files (certificate, key and
+// CA) of the server and of the client. Files in a temporary directory.
 #pragma once
 
 #include <string>
@@ -17,6 +18,11 @@ struct TestPki {
   std::string untrusted_cert, untrusted_key;  // localhost, signed by another CA
   std::string client_cert, client_key;        // a client (CN client.example), signed by ca_cert
   std::string untrusted_client_cert, untrusted_client_key;  // a client, signed by another CA
+  std::string server_key_encrypted;  // server_key as encrypted PKCS#8 PEM (key_password)
+  std::string server_p12;            // server_cert, its key and ca_cert (p12_password)
+  std::string client_p12;            // client_cert, its key and ca_cert (p12_password)
+  std::string key_password = "key-secret";
+  std::string p12_password = "p12-secret";
 };
 
 // Made once per process (P-256 keys: a few milliseconds).

@@ -107,6 +107,28 @@ trellis::http::HttpClientOptions https_options(const std::string& ca_file) {
   return options;  // HttpClient(group, options).get("https://...") now verifies against ca_file
 }
 
+// A server whose certificate and encrypted key come from a secret store, not from files.
+trellis::ssl::SslContext make_server_from_secrets(const std::string& chain_pem,
+                                                  const std::string& encrypted_key_pem,
+                                                  const std::string& key_password,
+                                                  const std::string& client_ca_pem) {
+  return trellis::ssl::SslContextBuilder::for_server_pem(chain_pem, encrypted_key_pem)
+      .key_password(key_password)   // also for an encrypted key file given to for_server
+      .trust_ca_pem(client_ca_pem)  // trusted CAs as PEM text
+      .verify_peer(true)
+      .build();
+}
+
+// A client presenting the certificate, key and chain of a PKCS#12 file.
+trellis::ssl::SslContext make_client_from_pkcs12(const std::string& ca_file,
+                                                 const std::string& p12_file,
+                                                 const std::string& password) {
+  return trellis::ssl::SslContextBuilder::for_client()
+      .trust_ca_file(ca_file)
+      .key_manager_pkcs12(p12_file, password)  // for_server_pkcs12 for a server
+      .build();
+}
+
 // Accepts only the server certificate whose SHA-256 fingerprint is `pin`, whoever signed it.
 trellis::ssl::SslContext make_pinning_client(std::string pin) {
   return trellis::ssl::SslContextBuilder::for_client()
@@ -166,6 +188,29 @@ TEST_CASE("docs/tls.md: SNI and the handshake failure text") {
   CHECK(describe_failure(wrong.client_ssl->handshake_future()).find("hostname mismatch") !=
         std::string::npos);
   CHECK(https_options(test_pki().ca_cert).tls != nullptr);
+}
+
+std::string file_text(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  REQUIRE(f != nullptr);
+  std::string text;
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  return text;
+}
+
+TEST_CASE("docs/tls.md: keys from memory, passwords and PKCS#12") {
+  const auto server = make_server_from_secrets(
+      file_text(test_pki().server_cert), file_text(test_pki().server_key_encrypted),
+      test_pki().key_password, file_text(test_pki().ca_cert));
+  TlsPair pair(
+      make_client_from_pkcs12(test_pki().ca_cert, test_pki().client_p12, test_pki().p12_password),
+      server);
+  pair.pump();
+  REQUIRE(pair.server_ssl->handshake_future().is_success());
+  CHECK(client_identity(*pair.server_ssl).rfind("CN=client.example", 0) == 0);
 }
 
 TEST_CASE("docs/tls.md: pinning a certificate") {

@@ -36,6 +36,11 @@ class SslContextBuilder {
  public:
   /// A server presenting the PEM certificate chain (leaf first) and private key of these files.
   static SslContextBuilder for_server(std::string cert_chain_file, std::string key_file);
+  /// A server presenting a certificate chain (leaf first) and private key given as PEM text.
+  static SslContextBuilder for_server_pem(std::string cert_chain_pem, std::string key_pem);
+  /// A server presenting the certificate, private key and chain (its other certificates) of a
+  /// PKCS#12 file (.p12, .pfx), opened with password.
+  static SslContextBuilder for_server_pkcs12(std::string file, std::string password);
   /// A client: verifies the server's certificate and hostname against the system's trust store
   /// unless told otherwise.
   static SslContextBuilder for_client();
@@ -46,6 +51,9 @@ class SslContextBuilder {
   SslContextBuilder& trust_ca_file(std::string file);
   SslContextBuilder& trust_ca_dir(std::string dir);
   ///@}
+  /// Trusted CAs given as PEM text (one or more certificates), in addition to trust_ca_file and
+  /// trust_ca_dir; it too replaces the system store on a client.
+  SslContextBuilder& trust_ca_pem(std::string pem);
   /// Verify the peer's certificate: on by default on a client; on a server it asks for a client
   /// certificate from its trusted CAs (trust_ca_file, trust_ca_dir), naming them in the request,
   /// and refuses a client without one.
@@ -54,6 +62,15 @@ class SslContextBuilder {
   /// client certificate for mutual TLS; on a server, it replaces the certificate given to
   /// for_server().
   SslContextBuilder& key_manager(std::string cert_chain_file, std::string key_file);
+  /// key_manager with the certificate chain (leaf first) and private key given as PEM text.
+  SslContextBuilder& key_manager_pem(std::string cert_chain_pem, std::string key_pem);
+  /// key_manager with the certificate, private key and chain of a PKCS#12 file, opened with
+  /// password.
+  SslContextBuilder& key_manager_pkcs12(std::string file, std::string password);
+  /// The password of an encrypted PEM private key (a file or PEM text; PKCS#12 files take their
+  /// own). build() fails with SslError saying "wrong password", or asking for key_password when
+  /// the key is encrypted and no password was given; it never prompts.
+  SslContextBuilder& key_password(std::string password);
   /// The application's check of the peer's chain, once per handshake after OpenSSL's own
   /// verification (see VerifyCallback): given the chain and OpenSSL's verdict, its decision is
   /// final; a refusal fails the handshake with SslHandshakeError carrying its reason (and
@@ -93,18 +110,27 @@ class SslContextBuilder {
   /// The key exchange groups in order of preference. Default: `X25519:P-256:P-384`.
   SslContextBuilder& groups(std::string list);
 
-  /// Throws SslError (with OpenSSL's reason) when a file cannot be loaded, the key does not
-  /// match the certificate, or a cipher list, group list or version range is unusable.
+  /// Throws SslError (with OpenSSL's reason) when a file or PEM text cannot be loaded, a password
+  /// is wrong or missing, the key does not match the certificate, or a cipher list, group list or
+  /// version range is unusable.
   SslContext build() const;
 
  private:
   SslContextBuilder() = default;
 
+  // Where the certificate chain and key come from.
+  enum class KeySource { kNone, kFiles, kPem, kPkcs12 };
+
   bool server_ = false;
-  std::string cert_chain_file_;
-  std::string key_file_;
+  KeySource key_source_ = KeySource::kNone;
+  std::string cert_chain_;  // kFiles: the chain file; kPem: the chain's PEM text
+  std::string key_;         // kFiles: the key file; kPem: the key's PEM text
+  std::string pkcs12_file_;
+  std::string pkcs12_password_;
+  std::string key_password_;
   std::string ca_file_;
   std::string ca_dir_;
+  std::string ca_pem_;
   bool verify_peer_ = false;
   bool verify_hostname_ = true;
   std::vector<std::string> alpn_;
