@@ -201,3 +201,19 @@ TEST_CASE("verify_callback: an exception refuses the peer") {
   CHECK(std::string(failure(*pair.client_ssl).what()).find("policy store unreachable") !=
         std::string::npos);
 }
+
+TEST_CASE("verify_callback: a client without verify_peer still obeys its callback") {
+  PeerVerification seen;
+  const auto client_ctx = SslContextBuilder::for_client()
+                              .verify_peer(false)
+                              .verify_callback([&](const PeerVerification& peer) {
+                                seen = peer;
+                                return VerifyDecision::refuse("not this one");
+                              })
+                              .build();
+  TlsPair pair(client_ctx, server(test_pki().server_cert, test_pki().server_key));
+  pair.pump();
+  REQUIRE_FALSE(seen.chain.empty());
+  CHECK(seen.chain[0].subject == "CN=localhost");
+  CHECK(std::string(failure(*pair.client_ssl).what()).find("not this one") != std::string::npos);
+}
