@@ -132,7 +132,8 @@ std::string_view SslHandler::protocol_version() const noexcept { return SSL_get_
 bool SslHandler::is_session_reused() const noexcept { return SSL_session_reused(ssl_) == 1; }
 
 std::vector<PeerCertificate> SslHandler::peer_certificates() const {
-  if (ssl_ == nullptr || state_ != State::kReady) return {};
+  // Still there after the channel closed; never the certificate of a failed handshake.
+  if (ssl_ == nullptr || !handshake_succeeded_) return {};
   // A client's peer chain starts with the leaf; a server's leaves it out.
   return detail::to_peer_chain(SSL_get0_peer_certificate(ssl_), SSL_get_peer_cert_chain(ssl_));
 }
@@ -185,6 +186,7 @@ void SslHandler::do_handshake(ChannelHandlerContext& ctx) {
   const int r = SSL_do_handshake(ssl_);
   if (r == 1) {
     state_ = State::kReady;
+    handshake_succeeded_ = true;
     cancel_handshake_timer();
     drain_output(ctx);  // the last flight (and a server's session ticket)
     ctx.flush();

@@ -111,4 +111,21 @@ TEST_CASE("peer_certificates: the client's certificate on a mutual TLS server") 
   CHECK(certs[0].sha256_fingerprint == sha256_hex(certs[0].der));
   REQUIRE(pair.client_ssl->peer_certificates().size() >= 1);
   CHECK(pair.client_ssl->peer_certificates()[0].subject == "CN=localhost");
+
+  // Still there once the connection is closed (for a log line in channel_inactive).
+  pair.client->close();
+  pair.pump();
+  REQUIRE_FALSE(pair.server->is_open());
+  REQUIRE(pair.server_ssl->peer_certificates().size() == 2);
+  CHECK(pair.server_ssl->peer_certificates()[0].subject == "CN=client.example");
+}
+
+TEST_CASE("peer_certificates: nothing from a failed handshake") {
+  const auto server_ctx =
+      SslContextBuilder::for_server(test_pki().untrusted_cert, test_pki().untrusted_key).build();
+  const auto client_ctx = SslContextBuilder::for_client().trust_ca_file(test_pki().ca_cert).build();
+  TlsPair pair(client_ctx, server_ctx);
+  pair.pump();
+  REQUIRE_FALSE(pair.client_ssl->handshake_future().is_success());
+  CHECK(pair.client_ssl->peer_certificates().empty());
 }

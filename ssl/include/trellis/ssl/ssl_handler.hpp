@@ -78,8 +78,9 @@ class SslHandler final : public ChannelDuplexHandler {
   ///@}
 
   /// After the handshake: the certificate chain the peer presented, leaf first, as values (a
-  /// client sees the server's chain; a server the client's, with verify_peer(true)). Empty
-  /// before the handshake and when the peer sent no certificate. Made on each call.
+  /// client sees the server's chain; a server the client's, with verify_peer(true)), also after
+  /// the channel closed. Empty before the handshake succeeded and when the peer sent no
+  /// certificate. Made on each call.
   std::vector<PeerCertificate> peer_certificates() const;
 
   /// How long the handshake may take from its start before it fails with SslHandshakeError and
@@ -147,10 +148,11 @@ class SslHandler final : public ChannelDuplexHandler {
   BIO* wbio_ = nullptr;  // ciphertext OpenSSL wrote, for the channel to send
   Promise<void> handshake_;
   State state_ = State::kIdle;
-  bool flush_pending_ = false;  // a flush arrived during the handshake
-  bool read_produced_ = false;  // plaintext fired since the last channel_read_complete
-  bool close_started_ = false;  // close() sent (or is sending) close_notify
-  bool peer_closed_ = false;    // close_notify received
+  bool flush_pending_ = false;        // a flush arrived during the handshake
+  bool handshake_succeeded_ = false;  // stays true after the channel closed
+  bool read_produced_ = false;        // plaintext fired since the last channel_read_complete
+  bool close_started_ = false;        // close() sent (or is sending) close_notify
+  bool peer_closed_ = false;          // close_notify received
   std::chrono::nanoseconds close_notify_timeout_ = std::chrono::seconds(3);
   std::chrono::nanoseconds handshake_timeout_;
   ScheduledFuture<void> handshake_timer_;
