@@ -33,7 +33,9 @@ else
   # Benchmarks are not built in sanitizer builds; skip anything labelled bench all the same.
   # The consumer tests check packaging (find_package, add_subdirectory, pkg-config) and build
   # trellis again: the Release run covers them.
-  ctest_args+=(-LE "bench|consumer")
+  # The TLS audit (label audit) checks the server's TLS configuration with testssl.sh: the
+  # Release run covers it.
+  ctest_args+=(-LE "bench|consumer|audit")
   # Kernels with high mmap randomisation (vm.mmap_rnd_bits > 28) break the sanitizer runtimes of
   # gcc 12 / clang 14 ("unexpected memory mapping"); running without ASLR avoids that.
   if setarch "$(uname -m)" -R true 2>/dev/null; then
