@@ -1,5 +1,6 @@
-// ChildServer: a server process started by a test (a Python script, the echo server) that prints
-// the loopback port it listens on; killed by its PID when the test ends.
+// What the HttpClient tests share: ChildServer, a server process started by a test (a Python
+// script, the echo server) that prints the loopback port it listens on, killed by its PID when
+// the test ends; and waits on a response future with a generous failure guard.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -8,10 +9,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <trellis/codec/http/http_message.hpp>
+#include <trellis/pipeline/future.hpp>
 
 namespace trellis::testing {
 
@@ -62,5 +69,27 @@ class ChildServer {
   std::uint16_t port_ = 0;
   FILE* out_ = nullptr;
 };
+
+// The response of f. Failure guard for waits: generous, never a timed assertion.
+inline http::FullHttpResponse await(Future<http::FullHttpResponse> f) {
+  REQUIRE(f.wait_for(std::chrono::seconds(60)));
+  REQUIRE_MESSAGE(f.is_success(), "request failed");
+  return std::move(f).get();
+}
+
+// The error f failed with, which must be an E.
+template <class E>
+E failure_of(Future<http::FullHttpResponse> f) {
+  REQUIRE(f.wait_for(std::chrono::seconds(60)));
+  REQUIRE_FALSE(f.is_success());
+  try {
+    std::rethrow_exception(f.cause());
+  } catch (const E& e) {
+    return e;
+  } catch (const std::exception& other) {
+    FAIL("unexpected error: " << other.what());
+  }
+  throw std::logic_error("unreachable");
+}
 
 }  // namespace trellis::testing

@@ -28,7 +28,9 @@
 using namespace trellis;
 using namespace trellis::http;
 using namespace std::chrono_literals;
+using trellis::testing::await;
 using trellis::testing::ChildServer;
+using trellis::testing::failure_of;
 
 namespace {
 
@@ -152,27 +154,6 @@ std::shared_ptr<const ssl::SslContext> trusting_test_ca() {
 
 std::string url(const ChildServer& s, const std::string& path, bool https = false) {
   return std::string(https ? "https" : "http") + "://127.0.0.1:" + std::to_string(s.port()) + path;
-}
-
-// Failure guard for waits: generous, never a timed assertion.
-FullHttpResponse await(Future<FullHttpResponse> f) {
-  REQUIRE(f.wait_for(60s));
-  REQUIRE_MESSAGE(f.is_success(), "request failed");
-  return std::move(f).get();
-}
-
-template <class E>
-E failure_of(Future<FullHttpResponse> f) {
-  REQUIRE(f.wait_for(60s));
-  REQUIRE_FALSE(f.is_success());
-  try {
-    std::rethrow_exception(f.cause());
-  } catch (const E& e) {
-    return e;
-  } catch (const std::exception& other) {
-    FAIL("unexpected error: " << other.what());
-  }
-  throw std::logic_error("unreachable");
 }
 
 FullHttpRequest post_to(const std::string& target, std::string body) {

@@ -24,7 +24,9 @@
 using namespace trellis;
 using namespace trellis::http;
 using namespace std::chrono_literals;
+using trellis::testing::await;
 using trellis::testing::ChildServer;
+using trellis::testing::failure_of;
 
 namespace {
 
@@ -157,26 +159,6 @@ while True:
     c, addr = s.accept()
     threading.Thread(target=serve, args=(c, addr[1]), daemon=True).start()
 )PY";
-
-// Failure guard for waits: generous, never a timed assertion.
-FullHttpResponse await(Future<FullHttpResponse> f) {
-  REQUIRE(f.wait_for(60s));
-  return std::move(f).get();
-}
-
-template <class E>
-E failure_of(Future<FullHttpResponse> f) {
-  REQUIRE(f.wait_for(60s));
-  REQUIRE_FALSE(f.is_success());
-  try {
-    std::rethrow_exception(f.cause());
-  } catch (const E& e) {
-    return e;
-  } catch (const std::exception& other) {
-    FAIL("unexpected error: " << other.what());
-  }
-  throw std::logic_error("unreachable");
-}
 
 }  // namespace
 
