@@ -357,7 +357,9 @@ void HttpConnectionPool::on_closed(const HttpClientHandler* connection) {
 
 void HttpConnectionPool::on_unused(UniqueFunction<void()> callback) {
   on_unused_ = std::move(callback);
-  check_unused();
+  // Set before the pool is shared (HttpClient): the countdown starts on the loop, the first time
+  // the pool becomes unused there, so that no timer state is written from another thread.
+  if (loop_.in_event_loop()) check_unused();
 }
 
 void HttpConnectionPool::check_unused() {

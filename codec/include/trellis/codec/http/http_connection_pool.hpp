@@ -62,9 +62,11 @@ class HttpConnectionPool : public std::enable_shared_from_this<HttpConnectionPoo
   /// On the pool's loop: closes every connection, those being connected included, and fails
   /// every waiting request (ClosedChannelError); later submissions fail the same way.
   void close();
-  /// On the pool's loop: callback runs (on the loop) once the pool has had no connection (open
-  /// or being made) and no request for pool_idle_timeout, so that its owner can let it go; it
-  /// runs again after each later such period. Only the last callback set is kept.
+  /// On the pool's loop, or before the pool is shared: callback runs (on the loop) once the pool
+  /// has had no connection (open or being made) and no request for pool_idle_timeout, so that
+  /// its owner can let it go; it runs again after each later such period. Only the last callback
+  /// set is kept. Set before the pool is shared, the countdown starts the first time the pool
+  /// becomes unused on its loop.
   void on_unused(UniqueFunction<void()> callback);
   /// True while the pool has no connection (open or being made) and no request waiting.
   bool unused() const noexcept {
