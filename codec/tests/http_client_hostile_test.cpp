@@ -390,3 +390,28 @@ TEST_CASE("HttpConnectionPool::on_unused: called once the pool was unused for po
   CHECK(calls == 2);
   pool->close();
 }
+
+TEST_CASE(
+    "HttpClient read_timeout: time the application holds a streamed body's chunks does not "
+    "count") {
+  HttpClientOptions options = PoolFixture::one_connection();
+  options.read_timeout = 2s;
+  PoolFixture f(options);
+  FullHttpRequest request;
+  request.target = "/stream";
+  request.headers.add(header::kHost, "server");
+  Promise<StreamingHttpResponse> promise(&f.ch->event_loop());
+  f.pool->submit_streaming(std::move(request), promise);
+  f.sent();
+  f.answer("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n");
+  REQUIRE(promise.future().is_success());
+  StreamingHttpResponse response = promise.future().get();
+  // More chunks than the stream holds for a reader that takes none: the connection stops reading.
+  for (std::size_t i = 0; i <= HttpBodyStream::kMaxBufferedChunks; ++i) f.answer("0123456789");
+  REQUIRE_FALSE(f.ch->config().auto_read());
+  f.ch->advance_by(10s);  // the server is not the one stalling
+  CHECK(f.ch->is_open());
+  auto chunk = response.body().next();
+  REQUIRE(chunk.is_success());
+  CHECK(chunk.get()->to_string() == "0123456789");
+}
