@@ -2,15 +2,50 @@
 
 #include <utility>
 
+#include <trellis/ssl/ssl_context_builder.hpp>
+#include <trellis/ssl/ssl_error.hpp>
+
 #include "ssl_context_state.hpp"
 
 namespace trellis::ssl {
 
-bool SslContext::is_server() const noexcept { return state_->server; }
+SslContext::SslContext(std::shared_ptr<detail::SslContextState> state)
+    : cell_(std::make_shared<detail::SslContextCell>(std::move(state))) {}
 
-SSL_CTX* SslContext::native_handle() const noexcept { return state_->ctx; }
+std::shared_ptr<detail::SslContextState> SslContext::state() const { return cell_->get(); }
 
-std::size_t SslContext::cached_sessions() const { return state_->sessions.size(); }
+bool SslContext::is_server() const noexcept { return cell_->server; }
+
+SSL_CTX* SslContext::native_handle() const noexcept { return cell_->get()->ctx; }
+
+std::size_t SslContext::cached_sessions() const {
+  const auto state = cell_->get();
+  if (state->server) return static_cast<std::size_t>(SSL_CTX_sess_number(state->ctx));
+  return state->sessions.size();
+}
+
+void SslContext::reload(const SslContextBuilder& builder) {
+  SslContext fresh = builder.build();
+  auto next = fresh.state();
+  if (next->server != cell_->server) {
+    throw SslError(cell_->server ? "reload: a server context cannot become a client context"
+                                 : "reload: a client context cannot become a server context");
+  }
+  const auto previous = cell_->get();
+  // Tickets issued before the reload stay readable; the new context's own keys were never used.
+  if (previous->ticket_keys && next->ticket_keys) next->ticket_keys = previous->ticket_keys;
+  cell_->set(std::move(next));
+}
+
+void SslContext::rotate_session_ticket_keys() {
+  const auto state = cell_->get();
+  if (state->ticket_keys) state->ticket_keys->rotate();
+}
+
+std::size_t SslContext::session_ticket_keys() const {
+  const auto state = cell_->get();
+  return state->ticket_keys ? state->ticket_keys->size() : 0;
+}
 
 namespace detail {
 

@@ -81,21 +81,35 @@ int select_context(SSL* ssl, int* alert, void* arg) {
     return SSL_CLIENT_HELLO_ERROR;
   }
   auto* data = static_cast<ConnectionData*>(SSL_get_ex_data(ssl, connection_data_index()));
-  if (chosen && data != nullptr && chosen->native_handle() != SSL_get_SSL_CTX(ssl)) {
-    SSL_CTX* ctx = chosen->native_handle();
-    *alert = SSL_AD_INTERNAL_ERROR;
-    // Its certificate and session id context.
-    if (SSL_set_SSL_CTX(ssl, ctx) == nullptr) return SSL_CLIENT_HELLO_ERROR;
-    // Not its client-certificate policy: copied, or a vhost that requires client certificates
-    // would accept clients without one when chosen by SNI (as nginx does).
-    SSL_set_verify(ssl, SSL_CTX_get_verify_mode(ctx), SSL_CTX_get_verify_callback(ctx));
-    SSL_set_verify_depth(ssl, SSL_CTX_get_verify_depth(ctx));
-    STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(ctx);
-    STACK_OF(X509_NAME)* copy = names != nullptr ? SSL_dup_CA_list(names) : nullptr;
-    if (names != nullptr && copy == nullptr) return SSL_CLIENT_HELLO_ERROR;
-    SSL_set_client_CA_list(ssl, copy);      // takes it (null: none)
-    data->sni_context = std::move(chosen);  // its state stays valid for the callbacks
+  if (!chosen || data == nullptr) return SSL_CLIENT_HELLO_SUCCESS;
+  std::shared_ptr<SslContextState> next = chosen->state();
+  SSL_CTX* ctx = next->ctx;
+  if (ctx == SSL_get_SSL_CTX(ssl)) return SSL_CLIENT_HELLO_SUCCESS;
+  *alert = SSL_AD_INTERNAL_ERROR;
+  // Its certificate and session id context.
+  if (SSL_set_SSL_CTX(ssl, ctx) == nullptr) return SSL_CLIENT_HELLO_ERROR;
+  // Not its client-certificate policy: copied, or a vhost that requires client certificates
+  // would accept clients without one when chosen by SNI (as nginx does).
+  SSL_set_verify(ssl, SSL_CTX_get_verify_mode(ctx), SSL_CTX_get_verify_callback(ctx));
+  SSL_set_verify_depth(ssl, SSL_CTX_get_verify_depth(ctx));
+  STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(ctx);
+  STACK_OF(X509_NAME)* copy = names != nullptr ? SSL_dup_CA_list(names) : nullptr;
+  if (names != nullptr && copy == nullptr) return SSL_CLIENT_HELLO_ERROR;
+  SSL_set_client_CA_list(ssl, copy);  // takes it (null: none)
+  // Nor its protocol settings: versions, suites, groups, options (tickets, server order) and
+  // ticket count. The ClientHello callback runs before any of them is used.
+  SSL_clear_options(ssl, SSL_get_options(ssl));
+  SSL_set_options(ssl, SSL_CTX_get_options(ctx));
+  SSL_set_mode(ssl, SSL_CTX_get_mode(ctx));
+  SSL_set_num_tickets(ssl, SSL_CTX_get_num_tickets(ctx));
+  if (SSL_set_min_proto_version(ssl, SSL_CTX_get_min_proto_version(ctx)) != 1 ||
+      SSL_set_max_proto_version(ssl, SSL_CTX_get_max_proto_version(ctx)) != 1 ||
+      SSL_set_cipher_list(ssl, next->cipher_list.c_str()) != 1 ||
+      SSL_set_ciphersuites(ssl, next->ciphersuites.c_str()) != 1 ||
+      SSL_set1_groups_list(ssl, next->groups.c_str()) != 1) {
+    return SSL_CLIENT_HELLO_ERROR;
   }
+  data->sni_state = std::move(next);  // its state stays valid for the callbacks
   return SSL_CLIENT_HELLO_SUCCESS;
 }
 
@@ -167,8 +181,10 @@ int openssl_version(TlsVersion v) {
 }
 
 // Versions, cipher suites and groups; an unusable list is an error, not a silent fallback.
-void set_protocols(SSL_CTX* ctx, TlsVersion min, TlsVersion max, const std::string& ciphers,
-                   const std::string& ciphersuites, const std::string& groups) {
+void set_protocols(SslContextState& state, TlsVersion min, TlsVersion max,
+                   const std::string& ciphers, const std::string& ciphersuites,
+                   const std::string& groups) {
+  SSL_CTX* ctx = state.ctx;
   if (static_cast<int>(min) > static_cast<int>(max)) {
     throw SslError("min_version is above max_version");
   }
@@ -180,6 +196,7 @@ void set_protocols(SSL_CTX* ctx, TlsVersion min, TlsVersion max, const std::stri
   if (SSL_CTX_set_cipher_list(ctx, c12.c_str()) != 1) {
     fail("no usable TLS 1.2 cipher suite in '" + c12 + "'");
   }
+  state.cipher_list = c12;
   const std::string c13 = ciphersuites.empty() ? std::string(kDefaultCiphersuites) : ciphersuites;
   // OpenSSL skips names it does not know: a list of none would turn TLS 1.3 off silently.
   bool any13 = false;
@@ -191,8 +208,10 @@ void set_protocols(SSL_CTX* ctx, TlsVersion min, TlsVersion max, const std::stri
     }
   }
   if (!any13) fail("no usable TLS 1.3 cipher suite in '" + c13 + "'");
+  state.ciphersuites = c13;
   const std::string g = groups.empty() ? std::string(kDefaultGroups) : groups;
   if (SSL_CTX_set1_groups_list(ctx, g.c_str()) != 1) fail("unusable groups '" + g + "'");
+  state.groups = g;
 }
 
 // A server context's session id context: sessions resume only under a context with the same
@@ -328,6 +347,19 @@ SslContextBuilder& SslContextBuilder::session_cache_size(std::size_t sessions) {
   session_cache_size_ = sessions;
   return *this;
 }
+SslContextBuilder& SslContextBuilder::session_timeout(std::chrono::seconds timeout) {
+  session_timeout_ = timeout;
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::session_tickets(bool on) {
+  session_tickets_ = on;
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::session_ticket_key_rotation(
+    std::chrono::nanoseconds interval) {
+  ticket_key_rotation_ = interval;
+  return *this;
+}
 
 SslContextBuilder& SslContextBuilder::min_version(TlsVersion version) {
   min_version_ = version;
@@ -359,8 +391,12 @@ SslContext SslContextBuilder::build() const {
   ERR_clear_error();
   SSL_CTX* native = SSL_CTX_new(server_ ? TLS_server_method() : TLS_client_method());
   if (native == nullptr) detail::fail("SSL_CTX_new failed");
-  auto state =
-      std::make_shared<detail::SslContextState>(native, server_, server_ ? 0 : session_cache_size_);
+  const std::size_t cache_size = session_cache_size_.value_or(server_ ? 4096 : 256);
+  if (session_timeout_.count() <= 0) {
+    SSL_CTX_free(native);
+    throw SslError("session_timeout must be positive");
+  }
+  auto state = std::make_shared<detail::SslContextState>(native, server_, server_ ? 0 : cache_size);
   SSL_CTX_set_app_data(native, state.get());
   state->verify_peer = verify_peer_;
   state->verify_hostname = verify_hostname_;
@@ -369,7 +405,7 @@ SslContext SslContextBuilder::build() const {
   state->verify_callback = verify_callback_;
 
   // TLS 1.2 at least; OpenSSL negotiates the highest both sides have, so 1.3 when it can.
-  detail::set_protocols(native, min_version_, max_version_, ciphers_, ciphersuites_, groups_);
+  detail::set_protocols(*state, min_version_, max_version_, ciphers_, ciphersuites_, groups_);
   SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
   // A server picks the suite by its own order (the strongest it likes), not the client's.
   if (server_) SSL_CTX_set_options(native, SSL_OP_CIPHER_SERVER_PREFERENCE);
@@ -419,10 +455,24 @@ SslContext SslContextBuilder::build() const {
 
   if (server_) {
     detail::set_session_id_context(native, verify_peer_, ca_file_, ca_dir_, ca_pem_);
-    // Resumption by stateless tickets: no per-session state on the server. One ticket per
-    // handshake is enough for a client that keeps one session per server.
-    SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
+    // Resumption by tickets under our rotating keys: no per-session state on the server. One
+    // ticket per handshake is enough for a client that keeps one session per server. The cache,
+    // bounded, is for TLS 1.2 clients without tickets, and for every client without tickets.
+    SSL_CTX_set_timeout(native, static_cast<long>(session_timeout_.count()));
+    if (session_tickets_) {
+      state->ticket_keys =
+          std::make_shared<detail::SessionTicketKeys>(ticket_key_rotation_, session_timeout_);
+      SSL_CTX_set_tlsext_ticket_key_evp_cb(native, detail::session_ticket_key_callback);
+    } else {
+      SSL_CTX_set_options(native, SSL_OP_NO_TICKET);
+    }
     SSL_CTX_set_num_tickets(native, 1);
+    if (cache_size == 0) {
+      SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
+    } else {
+      SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_SERVER);
+      SSL_CTX_sess_set_cache_size(native, static_cast<long>(cache_size));
+    }
     if (verify_peer_) {
       SSL_CTX_set_verify(native, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
       if (!ca_file_.empty() || !ca_dir_.empty())
@@ -444,7 +494,8 @@ SslContext SslContextBuilder::build() const {
                                 static_cast<unsigned int>(state->alpn_wire.size())) != 0) {
       detail::fail("cannot set the ALPN protocols");
     }
-    if (session_cache_size_ > 0) {
+    SSL_CTX_set_timeout(native, static_cast<long>(session_timeout_.count()));
+    if (cache_size > 0) {
       // Sessions are kept by us, per server name, not in OpenSSL's internal cache.
       SSL_CTX_set_session_cache_mode(native,
                                      SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);

@@ -1,10 +1,12 @@
 // What an SslContext shares between its handles and its handlers: the SSL_CTX, the settings
-// OpenSSL does not keep for us (hostname verification, SNI callback, ALPN list) and the client's
-// session cache.
+// OpenSSL does not keep for us (hostname verification, SNI callback, ALPN list, the lists an SNI
+// switch must copy), the client's session cache and the server's session ticket keys; and the
+// cell through which a reload replaces it for every handle.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -14,6 +16,12 @@
 #include <openssl/ssl.h>
 
 #include <trellis/ssl/ssl_context_builder.hpp>
+
+#include "session_ticket_keys.hpp"
+
+namespace trellis {
+class EventExecutor;
+}
 
 namespace trellis::ssl::detail {
 
@@ -54,14 +62,41 @@ struct SslContextState {
   SniCallback sni;
   VerifyCallback verify_callback;
   ClientSessionCache sessions;
+  // Server: session ticket keys (null with session_tickets(false)); shared across reloads.
+  std::shared_ptr<SessionTicketKeys> ticket_keys;
+  // What SSL_set_SSL_CTX does not carry over when SNI picks this context, as set on ctx.
+  std::string cipher_list;
+  std::string ciphersuites;
+  std::string groups;
+};
+
+// The state every copy of an SslContext sees; reload() replaces it.
+struct SslContextCell {
+  explicit SslContextCell(std::shared_ptr<SslContextState> state)
+      : server(state->server), current(std::move(state)) {}
+  std::shared_ptr<SslContextState> get() const {
+    std::lock_guard lock(mutex);
+    return current;
+  }
+  void set(std::shared_ptr<SslContextState> state) {
+    std::lock_guard lock(mutex);
+    current.swap(state);  // the old state is released with the parameter, after the lock
+  }
+
+  const bool server;
+  mutable std::mutex mutex;
+  std::shared_ptr<SslContextState> current;
 };
 
 // What a connection's SSL carries for the callbacks (in the ex_data slot
 // connection_data_index()); owned by its SslHandler.
 struct ConnectionData {
-  std::string session_key;                // client: the session cache key (the server name)
-  std::optional<SslContext> sni_context;  // server: the context SNI chose, kept alive
-  std::string verify_refusal;             // why the verify callback refused the peer
+  std::string session_key;  // client: the session cache key (the server name)
+  // server: the configuration SNI chose, kept alive for the callbacks
+  std::shared_ptr<SslContextState> sni_state;
+  std::string verify_refusal;  // why the verify callback refused the peer
+  // The clock session ticket keys rotate on: the channel's loop (null: the monotonic clock).
+  const EventExecutor* clock = nullptr;
 };
 int connection_data_index();
 

@@ -59,12 +59,12 @@ SslHandshakeError handshake_error(SSL* ssl, const std::string& what) {
 }  // namespace
 
 SslHandler::SslHandler(SslContext context, std::string server_name)
-    : context_(std::move(context)),
+    : context_(context.state()),
       server_name_(std::move(server_name)),
       data_(std::make_unique<detail::ConnectionData>()),
-      handshake_timeout_(context_.state()->handshake_timeout) {
+      handshake_timeout_(context_->handshake_timeout) {
   ERR_clear_error();
-  ssl_ = SSL_new(context_.native_handle());
+  ssl_ = SSL_new(context_->ctx);
   if (ssl_ == nullptr) throw SslError(detail::openssl_error_text("SSL_new failed"));
   rbio_ = BIO_new(BIO_s_mem());
   wbio_ = BIO_new(BIO_s_mem());
@@ -79,12 +79,12 @@ SslHandler::SslHandler(SslContext context, std::string server_name)
   SSL_set_bio(ssl_, rbio_, wbio_);  // the SSL owns both now
   SSL_set_ex_data(ssl_, detail::connection_data_index(), data_.get());
 
-  if (context_.is_server()) {
+  if (context_->server) {
     SSL_set_accept_state(ssl_);
     return;
   }
   SSL_set_connect_state(ssl_);
-  const auto& state = *context_.state();
+  const auto& state = *context_;
   if (server_name_.empty()) {
     if (!(state.verify_peer && state.verify_hostname)) return;
     // Without a name there is nothing to check the certificate against: refuse rather than
@@ -107,7 +107,7 @@ SslHandler::SslHandler(SslContext context, std::string server_name)
     }
   }
   data_->session_key = server_name_;
-  context_.state()->sessions.apply(server_name_, ssl_);
+  context_->sessions.apply(server_name_, ssl_);
 }
 
 SslHandler::~SslHandler() {
@@ -139,6 +139,7 @@ std::vector<PeerCertificate> SslHandler::peer_certificates() const {
 }
 
 void SslHandler::handler_added(ChannelHandlerContext& ctx) {
+  data_->clock = &ctx.executor();
   if (ctx.channel().is_active()) start_handshake(ctx);
 }
 
@@ -157,7 +158,7 @@ void SslHandler::start_handshake(ChannelHandlerContext& ctx) {
   state_ = State::kHandshaking;
   start_handshake_timer(ctx);
   // A server waits for the ClientHello; a client sends it now.
-  if (!context_.is_server()) do_handshake(ctx);
+  if (!context_->server) do_handshake(ctx);
 }
 
 void SslHandler::start_handshake_timer(ChannelHandlerContext& ctx) {

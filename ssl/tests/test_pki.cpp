@@ -112,6 +112,7 @@ TestPki make_pki() {
   const Issued server = make_cert("localhost", "DNS:localhost,IP:127.0.0.1", &ca, -1, 30, false);
   const Issued alt = make_cert("alt.example", "DNS:alt.example", &ca, -1, 30, false);
   const Issued expired = make_cert("localhost", "DNS:localhost,IP:127.0.0.1", &ca, -10, -1, false);
+  const Issued expiring = make_cert("localhost", "DNS:localhost,IP:127.0.0.1", &ca, -1, 1, false);
   const Issued untrusted =
       make_cert("localhost", "DNS:localhost,IP:127.0.0.1", &other_ca, -1, 30, false);
   const Issued client = make_cert("client.example", "DNS:client.example", &ca, -1, 30, false);
@@ -129,6 +130,7 @@ TestPki make_pki() {
   pair(server, "server", pki.server_cert, pki.server_key);
   pair(alt, "alt", pki.alt_cert, pki.alt_key);
   pair(expired, "expired", pki.expired_cert, pki.expired_key);
+  pair(expiring, "expiring", pki.expiring_cert, pki.expiring_key);
   pair(untrusted, "untrusted", pki.untrusted_cert, pki.untrusted_key);
   pair(client, "client", pki.client_cert, pki.client_key);
   pair(untrusted_client, "untrusted-client", pki.untrusted_client_cert, pki.untrusted_client_key);
@@ -139,7 +141,7 @@ TestPki make_pki() {
   pki.client_p12 = file("client.p12");
   write_pkcs12(pki.client_p12, client, ca.cert, pki.p12_password);
   for (const Issued& i :
-       {ca, other_ca, server, alt, expired, untrusted, client, untrusted_client}) {
+       {ca, other_ca, server, alt, expired, expiring, untrusted, client, untrusted_client}) {
     X509_free(i.cert);
     EVP_PKEY_free(i.key);
   }
@@ -151,9 +153,10 @@ struct PkiHolder {
   ~PkiHolder() {
     for (const std::string* f :
          {&pki.ca_cert, &pki.server_cert, &pki.server_key, &pki.alt_cert, &pki.alt_key,
-          &pki.expired_cert, &pki.expired_key, &pki.untrusted_cert, &pki.untrusted_key,
-          &pki.client_cert, &pki.client_key, &pki.untrusted_client_cert, &pki.untrusted_client_key,
-          &pki.server_key_encrypted, &pki.server_p12, &pki.client_p12}) {
+          &pki.expired_cert, &pki.expired_key, &pki.expiring_cert, &pki.expiring_key,
+          &pki.untrusted_cert, &pki.untrusted_key, &pki.client_cert, &pki.client_key,
+          &pki.untrusted_client_cert, &pki.untrusted_client_key, &pki.server_key_encrypted,
+          &pki.server_p12, &pki.client_p12}) {
       std::remove(f->c_str());
     }
     std::remove(pki.dir.c_str());

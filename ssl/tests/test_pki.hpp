@@ -1,5 +1,6 @@
 // Test certificates made at test time with the OpenSSL API (no private key is committed): a CA,
-// server certificates it signed (for localhost, for another name, an expired one), and a second,
+// server certificates it signed (for localhost, for another name, an expired one, one
+// expiring tomorrow), and a second,
 // untrusted CA with a server certificate of its own; client certificates (for mutual TLS) from
 // both CAs; the server's key encrypted with a password, and PKCS#12 files (certificate, key and
 // CA) of the server and of the client. Files in a temporary directory.
@@ -15,6 +16,7 @@ struct TestPki {
   std::string server_cert, server_key;        // localhost and 127.0.0.1, signed by ca_cert
   std::string alt_cert, alt_key;              // alt.example, signed by ca_cert
   std::string expired_cert, expired_key;      // localhost, expired yesterday
+  std::string expiring_cert, expiring_key;    // localhost, expires tomorrow
   std::string untrusted_cert, untrusted_key;  // localhost, signed by another CA
   std::string client_cert, client_key;        // a client (CN client.example), signed by ca_cert
   std::string untrusted_client_cert, untrusted_client_key;  // a client, signed by another CA

@@ -85,9 +85,25 @@ class SslContextBuilder {
   SslContextBuilder& alpn(std::vector<std::string> protocols);
   /// Server: picks another context per requested server name.
   SslContextBuilder& sni(SniCallback callback);
-  /// Client: how many sessions (one per server name) are kept for resumption; 0 turns it off.
-  /// Servers resume with stateless session tickets.
+  /// How many sessions are kept for resumption; 0 turns the cache off. A client keeps one per
+  /// server name (256 by default). A server's cache (4,096 by default; a full cache drops its
+  /// least recently used session) serves TLS 1.2 clients that do not take tickets, and every
+  /// client with session_tickets(false); with tickets, TLS 1.3 resumption keeps no state on the
+  /// server.
   SslContextBuilder& session_cache_size(std::size_t sessions);
+  /// How long a session can be resumed after its full handshake: the lifetime of the tickets a
+  /// server issues and of the sessions it caches (2 hours by default, as OpenSSL's).
+  SslContextBuilder& session_timeout(std::chrono::seconds timeout);
+  /// Server: resume with session tickets (on by default): the session's state, encrypted under a
+  /// key only this context holds, is kept by the client. Off: sessions are kept in the server's
+  /// bounded cache instead (session_cache_size).
+  SslContextBuilder& session_tickets(bool on);
+  /// Server: how long one ticket key encrypts new tickets before a new random key replaces it,
+  /// on the clock of the loop running the handshake (1 hour by default; zero or less: only
+  /// SslContext::rotate_session_ticket_keys rotates). A replaced key still decrypts tickets (and
+  /// has them renewed under the new key) for session_timeout, then is forgotten, so a stolen key
+  /// exposes at most rotation plus session_timeout of sessions.
+  SslContextBuilder& session_ticket_key_rotation(std::chrono::nanoseconds interval);
   /// How long a handshake may take, from its start (the channel becoming active, or the handler
   /// added to an active channel), on the channel's loop clock: past it the handshake fails with
   /// SslHandshakeError and the channel is closed. 10 s by default; zero or less: no deadline.
@@ -136,7 +152,10 @@ class SslContextBuilder {
   std::vector<std::string> alpn_;
   SniCallback sni_;
   VerifyCallback verify_callback_;
-  std::size_t session_cache_size_ = 256;
+  std::optional<std::size_t> session_cache_size_;  // default: 256 (client), 4096 (server)
+  std::chrono::seconds session_timeout_ = std::chrono::hours(2);
+  bool session_tickets_ = true;
+  std::chrono::nanoseconds ticket_key_rotation_ = std::chrono::hours(1);
   std::chrono::nanoseconds handshake_timeout_ = std::chrono::seconds(10);
   TlsVersion min_version_ = TlsVersion::kTls12;
   TlsVersion max_version_ = TlsVersion::kTls13;

@@ -26,7 +26,8 @@ namespace trellis::ssl {
 
 namespace detail {
 struct ConnectionData;
-}
+struct SslContextState;
+}  // namespace detail
 
 /// TLS over OpenSSL 3 for one channel: put it first in the pipeline; it encrypts what is written
 /// and decrypts what is read. One per channel (not sharable); every member must be called on the
@@ -53,6 +54,9 @@ struct ConnectionData;
 /// - Renegotiation is refused; failures after the handshake are SslError (fired, then closed).
 class SslHandler final : public ChannelDuplexHandler {
  public:
+  /// The handler uses the context's configuration as of now, for the whole connection (a later
+  /// SslContext::reload does not change it).
+  ///
   /// A client handler sends server_name as SNI (unless it is an IP address), checks the server's
   /// certificate against it (when the context verifies the hostname) and resumes sessions cached
   /// under it. A server handler ignores it. Throws SslError for a client without a server name
@@ -140,7 +144,7 @@ class SslHandler final : public ChannelDuplexHandler {
   void fail(ChannelHandlerContext& ctx, std::exception_ptr error, bool handshake);
   void fail_pending(const std::exception_ptr& error);
 
-  SslContext context_;
+  std::shared_ptr<detail::SslContextState> context_;  // the configuration as of construction
   std::string server_name_;
   std::unique_ptr<detail::ConnectionData> data_;
   SSL* ssl_ = nullptr;
