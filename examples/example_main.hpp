@@ -93,15 +93,17 @@ inline bool read_flags(int argc, char** argv, std::initializer_list<Flag> flags,
   return true;
 }
 
-// Ctrl-C and SIGTERM, taken by main() instead of killing the process. Make it before the event
-// loops: it blocks both signals in the calling thread, and the loops' threads inherit the mask,
-// so neither signal interrupts them. wait() returns the signal once one has come.
+// Ctrl-C and SIGTERM (and SIGHUP when asked: a server's "reload"), taken by main() instead of
+// killing the process. Make it before the event loops: it blocks the signals in the calling
+// thread, and the loops' threads inherit the mask, so none interrupts them. wait() returns the
+// signal once one has come.
 class StopSignals {
  public:
-  StopSignals() {
+  explicit StopSignals(bool with_hangup = false) {
     sigemptyset(&signals_);
     sigaddset(&signals_, SIGINT);
     sigaddset(&signals_, SIGTERM);
+    if (with_hangup) sigaddset(&signals_, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
   }
 

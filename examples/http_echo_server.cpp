@@ -8,10 +8,13 @@
 // The timeouts bound how long a client may take over a request head (default 30 s), leave a
 // request body without sending (60 s) and keep an idle connection (60 s); 0 turns one off.
 // With --tls-cert (a PEM chain, leaf first) and --tls-key it serves HTTPS (TLS 1.2 and 1.3, ALPN
-// http/1.1) with the same contract. --compress compresses response bodies (br, zstd, gzip or
+// http/1.1) with the same contract; SIGHUP reads the two files again and serves the new
+// certificate to new connections (connections already open keep theirs; when the files cannot be
+// loaded, it says why and keeps the old one). --compress compresses response bodies (br, zstd, gzip or
 // deflate, as the request's Accept-Encoding allows; see HttpContentCompressor). --port 0 picks a
 // free port; the "listening on" line tells which. SIGINT/SIGTERM stop it.
 #include <algorithm>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -55,18 +58,20 @@ int main(int argc, char** argv) {
   }
   threads = std::max(1u, threads);
 
-  std::optional<trellis::ssl::SslContext> tls;
+  auto tls_builder = [&] {
+    return trellis::ssl::SslContextBuilder::for_server(tls_cert, tls_key).alpn({"http/1.1"});
+  };
+  std::optional<trellis::ssl::SslContext> tls;  // its copies share reloads
   if (!tls_cert.empty()) {
     try {
-      tls =
-          trellis::ssl::SslContextBuilder::for_server(tls_cert, tls_key).alpn({"http/1.1"}).build();
+      tls = tls_builder().build();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "http_echo_server: %s\n", e.what());
       return 1;
     }
   }
 
-  examples::StopSignals stop;  // before the loops: their threads inherit the blocked signals
+  examples::StopSignals stop(/*with_hangup=*/tls.has_value());  // before the loops: their threads inherit the blocked signals
   trellis::EventLoopGroup acceptor(1);
   trellis::EventLoopGroup workers(threads);
   trellis::ServerBootstrap bootstrap;
@@ -91,7 +96,16 @@ int main(int argc, char** argv) {
               server->local_address()->to_string().c_str(), threads, tls ? ", TLS" : "");
   std::fflush(stdout);
 
-  const int signal = stop.wait();
+  int signal = stop.wait();
+  for (; signal == SIGHUP; signal = stop.wait()) {
+    try {
+      tls->reload(tls_builder());
+      std::printf("http_echo_server: reloaded the certificate from %s\n", tls_cert.c_str());
+    } catch (const std::exception& e) {
+      std::printf("http_echo_server: reload failed, keeping the certificate: %s\n", e.what());
+    }
+    std::fflush(stdout);
+  }
   std::printf("http_echo_server: signal %d, shutting down\n", signal);
   server->close();
   server->close_future().wait();

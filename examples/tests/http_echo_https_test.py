@@ -4,11 +4,17 @@ certificate for localhost/127.0.0.1 and an expired one with the openssl command 
 directory, starts the server on an ephemeral loopback port (stopped by its PID at the end), and
 checks curl (keep-alive GET, POST echo, a wrong hostname and an expired certificate refused),
 openssl s_client (TLS 1.2, TLS 1.3, ALPN http/1.1) and a client that sends garbage instead of a
-ClientHello. With the http_client example as a second argument, checks it too (--cacert,
+ClientHello; then a server whose certificate expires tomorrow gets a new one by SIGHUP while a
+connection is open (the open connection goes on, new ones get the new certificate, a broken
+file keeps the old one). With the http_client example as a second argument, checks it too (--cacert,
 --insecure, refusals). Prints 'N passed, M failed' and exits non-zero on any failure."""
 import os
 import re
+import select
+import shutil
+import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -40,11 +46,14 @@ def make_pki(d):
     with open(p("san.ext"), "w") as f:
         f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
                 "extendedKeyUsage=serverAuth\n")
-    for stem in ("server", "expired"):
+    for stem in ("server", "expired", "expiring"):
         run("openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
             "-keyout", p(stem + ".key"), "-out", p(stem + ".csr"), "-subj", "/CN=localhost")
     run("openssl", "x509", "-req", "-in", p("server.csr"), "-CA", p("ca.pem"), "-CAkey",
         p("ca.key"), "-CAcreateserial", "-out", p("server.pem"), "-days", "2",
+        "-extfile", p("san.ext"))
+    run("openssl", "x509", "-req", "-in", p("expiring.csr"), "-CA", p("ca.pem"), "-CAkey",
+        p("ca.key"), "-CAcreateserial", "-out", p("expiring.pem"), "-days", "1",
         "-extfile", p("san.ext"))
     # An expired certificate: valid for one day, ending yesterday (openssl x509 cannot backdate,
     # so `openssl ca` with explicit dates does it).
@@ -100,6 +109,76 @@ def stop(proc):
 def s_client(port, *args):
     return run("openssl", "s_client", "-connect", f"{HOST}:{port}", "-servername", "localhost",
                *args, input=b"", timeout=15)
+
+
+def wait_line(proc, pattern, timeout=10):
+    """The next line of the server's output matching pattern (None after timeout)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        line = proc.stdout.readline()
+        if not line:
+            break
+        if re.search(pattern, line):
+            return line
+    return None
+
+
+def get_over(conn):
+    """One keep-alive GET /plaintext on an open TLS socket; the body, or None."""
+    conn.sendall(b"GET /plaintext HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    data = b""
+    while b"Hello, World!" not in data and len(data) < 4096:
+        c = conn.recv(4096)
+        if not c:
+            return None
+        data += c
+    return data
+
+
+def check_reload(p, curl):
+    """SIGHUP swaps the certificate of a running server (one that expires tomorrow, replaced by
+    its renewal) without dropping the connection open meanwhile."""
+    shutil.copy(p("expiring.pem"), p("live.pem"))
+    shutil.copy(p("expiring.key"), p("live.key"))
+    proc, port = start_server(p("live.pem"), p("live.key"))
+    try:
+        ctx = ssl.create_default_context(cafile=p("ca.pem"))
+        with socket.create_connection((HOST, port), timeout=10) as raw, \
+                ctx.wrap_socket(raw, server_hostname="localhost") as conn:
+            before = conn.getpeercert(binary_form=True)
+            check("reload: a connection opened under the expiring certificate",
+                  get_over(conn) is not None)
+            # The renewal lands, first broken: the server keeps its certificate.
+            with open(p("live.key"), "w") as f:
+                f.write("not a key\n")
+            proc.send_signal(signal.SIGHUP)
+            check("reload: a broken key file is refused, the old certificate kept",
+                  wait_line(proc, r"reload failed") is not None)
+            r = run(*curl, "--resolve", f"localhost:{port}:{HOST}",
+                    f"https://localhost:{port}/plaintext")
+            check("reload: still serving after the failed reload",
+                  r.returncode == 0 and r.stdout == b"Hello, World!", (r.returncode, r.stdout))
+            shutil.copy(p("server.pem"), p("live.pem"))
+            shutil.copy(p("server.key"), p("live.key"))
+            proc.send_signal(signal.SIGHUP)
+            check("reload: SIGHUP loads the renewed certificate",
+                  wait_line(proc, r"reloaded the certificate") is not None)
+            with socket.create_connection((HOST, port), timeout=10) as raw2, \
+                    ctx.wrap_socket(raw2, server_hostname="localhost") as conn2:
+                after = conn2.getpeercert(binary_form=True)
+                check("reload: new connections get the new certificate",
+                      after != before and get_over(conn2) is not None)
+            with open(p("server.pem")) as f:
+                renewed = ssl.PEM_cert_to_DER_cert(f.read())
+            check("reload: the new certificate is the renewed one", after == renewed)
+            check("reload: the connection opened before goes on", get_over(conn) is not None)
+            check("reload: it still has the old certificate",
+                  conn.getpeercert(binary_form=True) == before)
+    finally:
+        stop(proc)
 
 
 def check_client(p, port):
@@ -188,6 +267,7 @@ def main():
 
             if CLIENT:
                 check_client(p, port)
+            check_reload(p, curl)
 
             # An expired certificate is refused by curl.
             expired_proc, expired_port = start_server(p("expired.pem"), p("expired.key"))

@@ -2,6 +2,7 @@
 // docs.tls_snippets checks that every block of the page is in this file).
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -173,6 +174,51 @@ TEST_CASE("docs/tls.md: a server pipeline and a client handler talk over embedde
   while (auto m = client->read_outbound()) server->write_inbound(std::move(*m));
   while (auto m = server->read_outbound()) client->write_inbound(std::move(*m));
   CHECK(TlsPair::read_all(*client) == "echo me");
+}
+
+trellis::ssl::SslContext make_resuming_server(const std::string& cert, const std::string& key) {
+  return trellis::ssl::SslContextBuilder::for_server(cert, key)
+      .session_timeout(std::chrono::hours(1))                 // how long a session resumes
+      .session_ticket_key_rotation(std::chrono::minutes(30))  // a new ticket key every 30 min
+      .session_cache_size(10000)  // for TLS 1.2 clients that take no tickets
+      .build();
+}
+
+// On SIGHUP, or when a renewal tool wrote new files: new connections get the new certificate.
+bool reload_certificate(trellis::ssl::SslContext& context, const std::string& cert,
+                        const std::string& key) {
+  try {
+    context.reload(trellis::ssl::SslContextBuilder::for_server(cert, key).alpn({"http/1.1"}));
+    return true;
+  } catch (const trellis::ssl::SslError& e) {
+    std::fprintf(stderr, "keeping the old certificate: %s\n", e.what());
+    return false;
+  }
+}
+
+TEST_CASE("docs/tls.md: session resumption and reloading a certificate") {
+  auto server = make_resuming_server(test_pki().expiring_cert, test_pki().expiring_key);
+  const auto client = make_client_context(test_pki().ca_cert);
+  for (bool resumed : {false, true}) {
+    TlsPair pair(client, server);
+    pair.pump();
+    REQUIRE(pair.server_ssl->handshake_future().is_success());
+    CHECK(pair.server_ssl->is_session_reused() == resumed);
+    pair.client->close();
+    pair.pump();
+  }
+  CHECK(server.session_ticket_keys() == 1);
+  const std::string old_leaf = [&] {
+    TlsPair pair(client, server);
+    pair.pump();
+    return pair.client_ssl->peer_certificates().at(0).sha256_fingerprint;
+  }();
+  CHECK_FALSE(reload_certificate(server, test_pki().dir + "/missing.pem", test_pki().server_key));
+  CHECK(reload_certificate(server, test_pki().server_cert, test_pki().server_key));
+  TlsPair pair(client, server);
+  pair.pump();
+  REQUIRE(pair.client_ssl->handshake_future().is_success());
+  CHECK(pair.client_ssl->peer_certificates().at(0).sha256_fingerprint != old_leaf);
 }
 
 TEST_CASE("docs/tls.md: SNI and the handshake failure text") {
