@@ -53,6 +53,7 @@ struct SslContextState {
   std::vector<unsigned char> alpn_wire;  // length-prefixed protocol names
   SniCallback sni;
   VerifyCallback verify_callback;
+  std::vector<unsigned char> ocsp_response;  // server: the DER OCSP response to staple
   ClientSessionCache sessions;
 };
 
