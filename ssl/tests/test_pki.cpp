@@ -103,10 +103,13 @@ void write_pkcs12(const std::string& path, const Issued& leaf, X509* ca,
   check(ok, "write PKCS#12");
 }
 
-// A successful OCSP response signed by the CA saying that leaf is good, produced now, with
-// thisUpdate and nextUpdate at now + the given days (DER, as `openssl ocsp -respout` writes it).
+// A successful OCSP response saying that leaf (issued by ca) is good, signed by signer (ca when
+// null), with thisUpdate and nextUpdate at now + the given days (DER, as `openssl ocsp -respout`
+// writes it).
 void write_ocsp_response(const std::string& path, const Issued& leaf, const Issued& ca,
-                         long this_update_days, long next_update_days) {
+                         long this_update_days, long next_update_days,
+                         const Issued* signer = nullptr) {
+  if (signer == nullptr) signer = &ca;
   OCSP_BASICRESP* basic = OCSP_BASICRESP_new();
   OCSP_CERTID* id = OCSP_cert_to_id(nullptr, leaf.cert, ca.cert);
   ASN1_TIME* this_update = X509_gmtime_adj(nullptr, this_update_days * 86400);
@@ -116,7 +119,8 @@ void write_ocsp_response(const std::string& path, const Issued& leaf, const Issu
   check(OCSP_basic_add1_status(basic, id, V_OCSP_CERTSTATUS_GOOD, 0, nullptr, this_update,
                                next_update) != nullptr,
         "OCSP_basic_add1_status");
-  check(OCSP_basic_sign(basic, ca.cert, ca.key, EVP_sha256(), nullptr, 0) == 1, "OCSP_basic_sign");
+  check(OCSP_basic_sign(basic, signer->cert, signer->key, EVP_sha256(), nullptr, 0) == 1,
+        "OCSP_basic_sign");
   OCSP_RESPONSE* response = OCSP_response_create(OCSP_RESPONSE_STATUS_SUCCESSFUL, basic);
   check(response != nullptr, "OCSP_response_create");
   unsigned char* der = nullptr;
@@ -188,6 +192,8 @@ TestPki make_pki() {
   write_ocsp_response(pki.alt_ocsp, alt, ca, 0, 1);
   pki.server_ocsp_expired = file("server-ocsp-expired.der");
   write_ocsp_response(pki.server_ocsp_expired, server, ca, -2, -1);
+  pki.server_ocsp_forged = file("server-ocsp-forged.der");
+  write_ocsp_response(pki.server_ocsp_forged, server, ca, 0, 1, &other_ca);
   for (const Issued& i :
        {ca, other_ca, server, alt, expired, untrusted, client, untrusted_client}) {
     X509_free(i.cert);
@@ -219,7 +225,8 @@ struct PkiHolder {
                                  &pki.alt_chain,
                                  &pki.server_ocsp,
                                  &pki.alt_ocsp,
-                                 &pki.server_ocsp_expired}) {
+                                 &pki.server_ocsp_expired,
+                                 &pki.server_ocsp_forged}) {
       std::remove(f->c_str());
     }
     std::remove(pki.dir.c_str());

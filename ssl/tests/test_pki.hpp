@@ -27,6 +27,7 @@ struct TestPki {
   std::string server_ocsp;           // DER OCSPResponse: server_cert good, next update in a day
   std::string alt_ocsp;              // the same for alt_cert
   std::string server_ocsp_expired;   // server_cert good, but its next update was yesterday
+  std::string server_ocsp_forged;    // server_cert good, signed by the other CA, not ca_cert
   std::string key_password = "key-secret";
   std::string p12_password = "p12-secret";
 };
