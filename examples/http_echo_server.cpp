@@ -3,14 +3,16 @@
 //
 //   http_echo_server [--host H] [--port P] [--threads N]     (default 127.0.0.1:8080)
 //                    [--header-timeout-ms N] [--body-timeout-ms N] [--idle-timeout-ms N]
-//                    [--tls-cert FILE --tls-key FILE] [--compress]
+//                    [--tls-cert FILE --tls-key FILE [--tls-ocsp FILE]] [--compress]
 //
 // The timeouts bound how long a client may take over a request head (default 30 s), leave a
 // request body without sending (60 s) and keep an idle connection (60 s); 0 turns one off.
 // With --tls-cert (a PEM chain, leaf first) and --tls-key it serves HTTPS (TLS 1.2 and 1.3, ALPN
-// http/1.1) with the same contract. --compress compresses response bodies (br, zstd, gzip or
-// deflate, as the request's Accept-Encoding allows; see HttpContentCompressor). --port 0 picks a
-// free port; the "listening on" line tells which. SIGINT/SIGTERM stop it.
+// http/1.1) with the same contract; --tls-ocsp staples that DER OCSP response for the certificate
+// (whose issuer must follow it in the --tls-cert chain) to clients that ask. --compress compresses
+// response bodies (br, zstd, gzip or deflate, as the request's Accept-Encoding allows; see
+// HttpContentCompressor). --port 0 picks a free port; the "listening on" line tells which.
+// SIGINT/SIGTERM stop it.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -31,10 +33,12 @@ int main(int argc, char** argv) {
   trellis::http::HttpServerTimeouts timeouts;
   std::string tls_cert;
   std::string tls_key;
+  std::string tls_ocsp;
   bool compress = false;
   const char* usage =
       "http_echo_server [--host H] [--port P] [--threads N] [--header-timeout-ms N] "
-      "[--body-timeout-ms N] [--idle-timeout-ms N] [--tls-cert FILE --tls-key FILE] [--compress]";
+      "[--body-timeout-ms N] [--idle-timeout-ms N] "
+      "[--tls-cert FILE --tls-key FILE [--tls-ocsp FILE]] [--compress]";
   using examples::Milliseconds;
   if (!examples::read_flags(argc, argv,
                             {{"--host", &host},
@@ -45,11 +49,12 @@ int main(int argc, char** argv) {
                              {"--idle-timeout-ms", Milliseconds{&timeouts.idle_timeout}},
                              {"--tls-cert", &tls_cert},
                              {"--tls-key", &tls_key},
+                             {"--tls-ocsp", &tls_ocsp},
                              {"--compress", &compress}},
                             usage)) {
     return 2;
   }
-  if (tls_cert.empty() != tls_key.empty()) {
+  if (tls_cert.empty() != tls_key.empty() || (tls_cert.empty() && !tls_ocsp.empty())) {
     std::fprintf(stderr, "usage: %s\n", usage);
     return 2;
   }
@@ -58,8 +63,10 @@ int main(int argc, char** argv) {
   std::optional<trellis::ssl::SslContext> tls;
   if (!tls_cert.empty()) {
     try {
-      tls =
-          trellis::ssl::SslContextBuilder::for_server(tls_cert, tls_key).alpn({"http/1.1"}).build();
+      auto builder = trellis::ssl::SslContextBuilder::for_server(tls_cert, tls_key);
+      builder.alpn({"http/1.1"});
+      if (!tls_ocsp.empty()) builder.ocsp_response_file(tls_ocsp);
+      tls = builder.build();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "http_echo_server: %s\n", e.what());
       return 1;
