@@ -3,16 +3,18 @@
 //
 //   http_echo_server [--host H] [--port P] [--threads N]     (default 127.0.0.1:8080)
 //                    [--header-timeout-ms N] [--body-timeout-ms N] [--idle-timeout-ms N]
-//                    [--tls-cert FILE --tls-key FILE] [--compress]
+//                    [--tls-cert FILE --tls-key FILE [--tls-ocsp FILE]] [--compress]
 //
 // The timeouts bound how long a client may take over a request head (default 30 s), leave a
 // request body without sending (60 s) and keep an idle connection (60 s); 0 turns one off.
 // With --tls-cert (a PEM chain, leaf first) and --tls-key it serves HTTPS (TLS 1.2 and 1.3, ALPN
-// http/1.1) with the same contract; SIGHUP reads the two files again and serves the new
-// certificate to new connections (connections already open keep theirs; when the files cannot be
-// loaded, it says why and keeps the old one). --compress compresses response bodies (br, zstd, gzip or
-// deflate, as the request's Accept-Encoding allows; see HttpContentCompressor). --port 0 picks a
-// free port; the "listening on" line tells which. SIGINT/SIGTERM stop it.
+// http/1.1) with the same contract; --tls-ocsp staples that DER OCSP response for the certificate
+// (whose issuer must follow it in the --tls-cert chain) to clients that ask. SIGHUP reads the
+// files again and serves the new certificate (and response) to new connections (connections
+// already open keep theirs; when the files cannot be loaded, it says why and keeps the old one).
+// --compress compresses response bodies (br, zstd, gzip or deflate, as the request's
+// Accept-Encoding allows; see HttpContentCompressor). --port 0 picks a free port; the
+// "listening on" line tells which. SIGINT/SIGTERM stop it.
 #include <algorithm>
 #include <csignal>
 #include <cstdint>
@@ -34,10 +36,12 @@ int main(int argc, char** argv) {
   trellis::http::HttpServerTimeouts timeouts;
   std::string tls_cert;
   std::string tls_key;
+  std::string tls_ocsp;
   bool compress = false;
   const char* usage =
       "http_echo_server [--host H] [--port P] [--threads N] [--header-timeout-ms N] "
-      "[--body-timeout-ms N] [--idle-timeout-ms N] [--tls-cert FILE --tls-key FILE] [--compress]";
+      "[--body-timeout-ms N] [--idle-timeout-ms N] "
+      "[--tls-cert FILE --tls-key FILE [--tls-ocsp FILE]] [--compress]";
   using examples::Milliseconds;
   if (!examples::read_flags(argc, argv,
                             {{"--host", &host},
@@ -48,18 +52,22 @@ int main(int argc, char** argv) {
                              {"--idle-timeout-ms", Milliseconds{&timeouts.idle_timeout}},
                              {"--tls-cert", &tls_cert},
                              {"--tls-key", &tls_key},
+                             {"--tls-ocsp", &tls_ocsp},
                              {"--compress", &compress}},
                             usage)) {
     return 2;
   }
-  if (tls_cert.empty() != tls_key.empty()) {
+  if (tls_cert.empty() != tls_key.empty() || (tls_cert.empty() && !tls_ocsp.empty())) {
     std::fprintf(stderr, "usage: %s\n", usage);
     return 2;
   }
   threads = std::max(1u, threads);
 
   auto tls_builder = [&] {
-    return trellis::ssl::SslContextBuilder::for_server(tls_cert, tls_key).alpn({"http/1.1"});
+    auto builder = trellis::ssl::SslContextBuilder::for_server(tls_cert, tls_key);
+    builder.alpn({"http/1.1"});
+    if (!tls_ocsp.empty()) builder.ocsp_response_file(tls_ocsp);
+    return builder;
   };
   std::optional<trellis::ssl::SslContext> tls;  // its copies share reloads
   if (!tls_cert.empty()) {
@@ -71,7 +79,9 @@ int main(int argc, char** argv) {
     }
   }
 
-  examples::StopSignals stop(/*with_hangup=*/tls.has_value());  // before the loops: their threads inherit the blocked signals
+  examples::StopSignals stop(
+      /*with_hangup=*/tls
+          .has_value());  // before the loops: their threads inherit the blocked signals
   trellis::EventLoopGroup acceptor(1);
   trellis::EventLoopGroup workers(threads);
   trellis::ServerBootstrap bootstrap;

@@ -4,9 +4,11 @@ certificate for localhost/127.0.0.1 and an expired one with the openssl command 
 directory, starts the server on an ephemeral loopback port (stopped by its PID at the end), and
 checks curl (keep-alive GET, POST echo, a wrong hostname and an expired certificate refused),
 openssl s_client (TLS 1.2, TLS 1.3, ALPN http/1.1) and a client that sends garbage instead of a
-ClientHello; then a server whose certificate expires tomorrow gets a new one by SIGHUP while a
-connection is open (the open connection goes on, new ones get the new certificate, a broken
-file keeps the old one). With the http_client example as a second argument, checks it too (--cacert,
+ClientHello, and OCSP stapling (--tls-ocsp, with a response made by `openssl ocsp`) seen by
+openssl s_client -status and curl --cert-status; then a server whose certificate expires
+tomorrow gets a new one by SIGHUP while a connection is open (the open connection goes on, new
+ones get the new certificate, a broken file keeps the old one). With the http_client example as
+a second argument, checks it too (--cacert,
 --insecure, refusals). Prints 'N passed, M failed' and exits non-zero on any failure."""
 import os
 import re
@@ -36,7 +38,8 @@ def run(*args, input=None, timeout=20):
 
 
 def make_pki(d):
-    """A CA, a server certificate it signed (localhost, 127.0.0.1) and an expired one."""
+    """A CA, a server certificate it signed (localhost, 127.0.0.1) and an expired one; the server
+    certificate's chain (it, then the CA) and an OCSP response saying it is good."""
     def p(name):
         return os.path.join(d, name)
 
@@ -82,12 +85,26 @@ basicConstraints = CA:FALSE
             "-startdate", "20200101000000Z", "-enddate", "20200102000000Z", "-notext")
     if r.returncode != 0:
         raise SystemExit("openssl ca failed: " + r.stderr.decode())
+    with open(p("chain.pem"), "w") as out:
+        for name in ("server.pem", "ca.pem"):
+            with open(p(name)) as f:
+                out.write(f.read())
+    # The CA answers for the server certificate from an index of the certificates it issued.
+    serial = run("openssl", "x509", "-in", p("server.pem"), "-noout", "-serial").stdout
+    serial = serial.decode().strip().split("=")[1]
+    with open(p("ocsp-index.txt"), "w") as f:
+        f.write(f"V\t301231000000Z\t\t{serial}\tunknown\t/CN=localhost\n")
+    r = run("openssl", "ocsp", "-index", p("ocsp-index.txt"), "-rsigner", p("ca.pem"), "-rkey",
+            p("ca.key"), "-CA", p("ca.pem"), "-issuer", p("ca.pem"), "-cert", p("server.pem"),
+            "-ndays", "1", "-respout", p("server.ocsp"))
+    if r.returncode != 0:
+        raise SystemExit("openssl ocsp failed: " + r.stderr.decode())
     return p
 
 
-def start_server(cert, key):
+def start_server(cert, key, *extra):
     proc = subprocess.Popen([SERVER, "--host", HOST, "--port", "0", "--threads", "2",
-                             "--tls-cert", cert, "--tls-key", key],
+                             "--tls-cert", cert, "--tls-key", key, *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     line = proc.stdout.readline()
     m = re.search(r"listening on [\d.]+:(\d+)", line)
@@ -205,6 +222,7 @@ def main():
         p = make_pki(d)
         proc, port = start_server(p("server.pem"), p("server.key"))
         expired_proc = None
+        ocsp_proc = None
         try:
             base = f"https://localhost:{port}"
             resolve = f"localhost:{port}:{HOST}"
@@ -280,10 +298,38 @@ def main():
                         p("ca.pem"))
                 check("http_client refuses an expired certificate",
                       r.returncode == 1 and b"expired" in r.stderr, r.stderr)
+
+            # OCSP stapling: for clients that ask, from a server given a response.
+            r = s_client(port, "-CAfile", p("ca.pem"), "-status")
+            out = r.stdout.decode(errors="replace")
+            check("openssl s_client -status: a server without --tls-ocsp staples nothing",
+                  "OCSP response: no response sent" in out, out[-600:])
+            r = run(*curl, "--cert-status", f"{base}/plaintext")
+            check("curl --cert-status refuses a server that staples nothing", r.returncode == 91,
+                  r.returncode)
+            ocsp_proc, ocsp_port = start_server(p("chain.pem"), p("server.key"), "--tls-ocsp",
+                                                p("server.ocsp"))
+            for version in ("-tls1_2", "-tls1_3"):
+                r = s_client(ocsp_port, version, "-CAfile", p("ca.pem"), "-verify_return_error",
+                             "-status")
+                out = r.stdout.decode(errors="replace")
+                check(f"openssl s_client {version} -status gets the stapled response",
+                      "OCSP Response Status: successful" in out and "Cert Status: good" in out
+                      and "Verify return code: 0 (ok)" in out, out[-900:])
+            r = run(*curl, "--resolve", f"localhost:{ocsp_port}:{HOST}", "--cert-status",
+                    f"https://localhost:{ocsp_port}/plaintext")
+            check("curl --cert-status accepts the stapled response",
+                  r.returncode == 0 and r.stdout == b"Hello, World!", (r.returncode, r.stderr))
+            r = run(SERVER, "--host", HOST, "--port", "0", "--tls-cert", p("server.pem"),
+                    "--tls-key", p("server.key"), "--tls-ocsp", p("server.ocsp"))
+            check("--tls-ocsp with a chain lacking the issuer is refused at start",
+                  r.returncode == 1 and b"not in the certificate chain" in r.stderr, r.stderr)
         finally:
             stop(proc)
             if expired_proc is not None:
                 stop(expired_proc)
+            if ocsp_proc is not None:
+                stop(ocsp_proc)
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0

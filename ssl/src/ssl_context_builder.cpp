@@ -11,6 +11,7 @@
 #include <openssl/x509.h>
 
 #include "key_material.hpp"
+#include "ocsp_stapling.hpp"
 #include "openssl_errors.hpp"
 #include "peer_certificate_convert.hpp"
 #include "ssl_context_state.hpp"
@@ -382,6 +383,21 @@ SslContextBuilder& SslContextBuilder::groups(std::string list) {
   return *this;
 }
 
+SslContextBuilder& SslContextBuilder::ocsp_response_file(std::string der_file) {
+  ocsp_response_file_ = std::move(der_file);
+  ocsp_response_.reset();
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::ocsp_response(std::vector<unsigned char> der) {
+  ocsp_response_ = std::move(der);
+  ocsp_response_file_.clear();
+  return *this;
+}
+SslContextBuilder& SslContextBuilder::request_ocsp_stapling(bool on) {
+  request_ocsp_stapling_ = on;
+  return *this;
+}
+
 SslContextBuilder& SslContextBuilder::handshake_timeout(std::chrono::nanoseconds timeout) {
   handshake_timeout_ = timeout;
   return *this;
@@ -502,6 +518,8 @@ SslContext SslContextBuilder::build() const {
       SSL_CTX_sess_set_new_cb(native, detail::on_new_session);
     }
   }
+  detail::configure_ocsp(native, *state, server_, ocsp_response_file_, ocsp_response_,
+                         request_ocsp_stapling_);
   if (verify_callback_)
     SSL_CTX_set_cert_verify_callback(native, detail::verify_with_callback, state.get());
   return SslContext(std::move(state));

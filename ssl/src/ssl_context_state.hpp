@@ -61,6 +61,7 @@ struct SslContextState {
   std::vector<unsigned char> alpn_wire;  // length-prefixed protocol names
   SniCallback sni;
   VerifyCallback verify_callback;
+  std::vector<unsigned char> ocsp_response;  // server: the DER OCSP response to staple
   ClientSessionCache sessions;
   // Server: session ticket keys (null with session_tickets(false)); shared across reloads.
   std::shared_ptr<SessionTicketKeys> ticket_keys;

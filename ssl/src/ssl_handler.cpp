@@ -16,6 +16,7 @@
 #include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/ssl/ssl_error.hpp>
 
+#include "ocsp_stapling.hpp"
 #include "openssl_errors.hpp"
 #include "peer_certificate_convert.hpp"
 #include "ssl_context_state.hpp"
@@ -136,6 +137,11 @@ std::vector<PeerCertificate> SslHandler::peer_certificates() const {
   if (ssl_ == nullptr || !handshake_succeeded_) return {};
   // A client's peer chain starts with the leaf; a server's leaves it out.
   return detail::to_peer_chain(SSL_get0_peer_certificate(ssl_), SSL_get_peer_cert_chain(ssl_));
+}
+
+std::vector<unsigned char> SslHandler::stapled_ocsp_response() const {
+  if (ssl_ == nullptr || !handshake_succeeded_ || context_->server) return {};
+  return detail::stapled_ocsp_response(ssl_);
 }
 
 void SslHandler::handler_added(ChannelHandlerContext& ctx) {

@@ -173,3 +173,26 @@ TEST_CASE("reload: session tickets resume across a reload that keeps the certifi
   CHECK_FALSE(connect());
   CHECK(connect());
 }
+
+TEST_CASE("reload: a fresh OCSP response is stapled to connections made afterwards") {
+  SslContext server =
+      SslContextBuilder::for_server(test_pki().server_chain, test_pki().server_key).build();
+  const SslContext client =
+      client_builder().request_ocsp_stapling(true).session_cache_size(0).build();
+  auto stapled = [&] {
+    TlsPair pair(client, server);
+    pair.pump();
+    REQUIRE(pair.client_ssl->handshake_future().is_success());
+    return pair.client_ssl->stapled_ocsp_response();
+  };
+  CHECK(stapled().empty());
+  // A response already past its next update is refused; the context staples nothing still.
+  CHECK_THROWS_AS(
+      server.reload(SslContextBuilder::for_server(test_pki().server_chain, test_pki().server_key)
+                        .ocsp_response_file(test_pki().server_ocsp_expired)),
+      SslError);
+  CHECK(stapled().empty());
+  server.reload(SslContextBuilder::for_server(test_pki().server_chain, test_pki().server_key)
+                    .ocsp_response_file(test_pki().server_ocsp));
+  CHECK_FALSE(stapled().empty());
+}

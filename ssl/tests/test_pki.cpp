@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <openssl/evp.h>
+#include <openssl/ocsp.h>
 #include <openssl/pem.h>
 #include <openssl/pkcs12.h>
 #include <openssl/x509.h>
@@ -102,6 +103,49 @@ void write_pkcs12(const std::string& path, const Issued& leaf, X509* ca,
   check(ok, "write PKCS#12");
 }
 
+// A successful OCSP response saying that leaf (issued by ca) is good, signed by signer (ca when
+// null), with thisUpdate and nextUpdate at now + the given days (DER, as `openssl ocsp -respout`
+// writes it).
+void write_ocsp_response(const std::string& path, const Issued& leaf, const Issued& ca,
+                         long this_update_days, long next_update_days,
+                         const Issued* signer = nullptr) {
+  if (signer == nullptr) signer = &ca;
+  OCSP_BASICRESP* basic = OCSP_BASICRESP_new();
+  OCSP_CERTID* id = OCSP_cert_to_id(nullptr, leaf.cert, ca.cert);
+  ASN1_TIME* this_update = X509_gmtime_adj(nullptr, this_update_days * 86400);
+  ASN1_TIME* next_update = X509_gmtime_adj(nullptr, next_update_days * 86400);
+  check(basic != nullptr && id != nullptr && this_update != nullptr && next_update != nullptr,
+        "OCSP response");
+  check(OCSP_basic_add1_status(basic, id, V_OCSP_CERTSTATUS_GOOD, 0, nullptr, this_update,
+                               next_update) != nullptr,
+        "OCSP_basic_add1_status");
+  check(OCSP_basic_sign(basic, signer->cert, signer->key, EVP_sha256(), nullptr, 0) == 1,
+        "OCSP_basic_sign");
+  OCSP_RESPONSE* response = OCSP_response_create(OCSP_RESPONSE_STATUS_SUCCESSFUL, basic);
+  check(response != nullptr, "OCSP_response_create");
+  unsigned char* der = nullptr;
+  const int n = i2d_OCSP_RESPONSE(response, &der);
+  FILE* f = std::fopen(path.c_str(), "wb");
+  const bool ok = n > 0 && f != nullptr &&
+                  std::fwrite(der, 1, static_cast<std::size_t>(n), f) == std::size_t(n);
+  if (f != nullptr) std::fclose(f);
+  OPENSSL_free(der);
+  OCSP_RESPONSE_free(response);
+  ASN1_TIME_free(next_update);
+  ASN1_TIME_free(this_update);
+  OCSP_CERTID_free(id);
+  OCSP_BASICRESP_free(basic);
+  check(ok, "write OCSP response");
+}
+
+void write_chain(const std::string& path, X509* leaf, X509* issuer) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  check(f != nullptr, "open");
+  const bool ok = PEM_write_X509(f, leaf) == 1 && PEM_write_X509(f, issuer) == 1;
+  std::fclose(f);
+  check(ok, "write chain");
+}
+
 TestPki make_pki() {
   TestPki pki;
   char tmpl[] = "/tmp/trellis-ssl-test-XXXXXX";
@@ -140,6 +184,18 @@ TestPki make_pki() {
   write_pkcs12(pki.server_p12, server, ca.cert, pki.p12_password);
   pki.client_p12 = file("client.p12");
   write_pkcs12(pki.client_p12, client, ca.cert, pki.p12_password);
+  pki.server_chain = file("server-chain.pem");
+  write_chain(pki.server_chain, server.cert, ca.cert);
+  pki.alt_chain = file("alt-chain.pem");
+  write_chain(pki.alt_chain, alt.cert, ca.cert);
+  pki.server_ocsp = file("server-ocsp.der");
+  write_ocsp_response(pki.server_ocsp, server, ca, 0, 1);
+  pki.alt_ocsp = file("alt-ocsp.der");
+  write_ocsp_response(pki.alt_ocsp, alt, ca, 0, 1);
+  pki.server_ocsp_expired = file("server-ocsp-expired.der");
+  write_ocsp_response(pki.server_ocsp_expired, server, ca, -2, -1);
+  pki.server_ocsp_forged = file("server-ocsp-forged.der");
+  write_ocsp_response(pki.server_ocsp_forged, server, ca, 0, 1, &other_ca);
   for (const Issued& i :
        {ca, other_ca, server, alt, expired, expiring, untrusted, client, untrusted_client}) {
     X509_free(i.cert);
@@ -151,12 +207,30 @@ TestPki make_pki() {
 struct PkiHolder {
   TestPki pki = make_pki();
   ~PkiHolder() {
-    for (const std::string* f :
-         {&pki.ca_cert, &pki.server_cert, &pki.server_key, &pki.alt_cert, &pki.alt_key,
-          &pki.expired_cert, &pki.expired_key, &pki.expiring_cert, &pki.expiring_key,
-          &pki.untrusted_cert, &pki.untrusted_key, &pki.client_cert, &pki.client_key,
-          &pki.untrusted_client_cert, &pki.untrusted_client_key, &pki.server_key_encrypted,
-          &pki.server_p12, &pki.client_p12}) {
+    for (const std::string* f : {&pki.ca_cert,
+                                 &pki.server_cert,
+                                 &pki.server_key,
+                                 &pki.alt_cert,
+                                 &pki.alt_key,
+                                 &pki.expired_cert,
+                                 &pki.expired_key,
+                                 &pki.expiring_cert,
+                                 &pki.expiring_key,
+                                 &pki.untrusted_cert,
+                                 &pki.untrusted_key,
+                                 &pki.client_cert,
+                                 &pki.client_key,
+                                 &pki.untrusted_client_cert,
+                                 &pki.untrusted_client_key,
+                                 &pki.server_key_encrypted,
+                                 &pki.server_p12,
+                                 &pki.client_p12,
+                                 &pki.server_chain,
+                                 &pki.alt_chain,
+                                 &pki.server_ocsp,
+                                 &pki.alt_ocsp,
+                                 &pki.server_ocsp_expired,
+                                 &pki.server_ocsp_forged}) {
       std::remove(f->c_str());
     }
     std::remove(pki.dir.c_str());

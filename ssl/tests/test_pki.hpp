@@ -2,8 +2,9 @@
 // server certificates it signed (for localhost, for another name, an expired one, one
 // expiring tomorrow), and a second,
 // untrusted CA with a server certificate of its own; client certificates (for mutual TLS) from
-// both CAs; the server's key encrypted with a password, and PKCS#12 files (certificate, key and
-// CA) of the server and of the client. Files in a temporary directory.
+// both CAs; the server's key encrypted with a password, PKCS#12 files (certificate, key and
+// CA) of the server and of the client, and OCSP responses (DER, signed by the CA) for stapling.
+// Files in a temporary directory.
 #pragma once
 
 #include <string>
@@ -23,6 +24,12 @@ struct TestPki {
   std::string server_key_encrypted;  // server_key as encrypted PKCS#8 PEM (key_password)
   std::string server_p12;            // server_cert, its key and ca_cert (p12_password)
   std::string client_p12;            // client_cert, its key and ca_cert (p12_password)
+  std::string server_chain;          // server_cert then ca_cert (the issuer, for OCSP stapling)
+  std::string alt_chain;             // alt_cert then ca_cert
+  std::string server_ocsp;           // DER OCSPResponse: server_cert good, next update in a day
+  std::string alt_ocsp;              // the same for alt_cert
+  std::string server_ocsp_expired;   // server_cert good, but its next update was yesterday
+  std::string server_ocsp_forged;    // server_cert good, signed by the other CA, not ca_cert
   std::string key_password = "key-secret";
   std::string p12_password = "p12-secret";
 };

@@ -2,6 +2,9 @@
 // docs.tls_snippets checks that every block of the page is in this file).
 #include <doctest/doctest.h>
 
+#include <openssl/ocsp.h>
+#include <openssl/ssl.h>
+
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -147,6 +150,51 @@ std::string client_identity(const trellis::ssl::SslHandler& ssl) {
   const std::vector<trellis::ssl::PeerCertificate> chain = ssl.peer_certificates();
   if (chain.empty()) return "anonymous";
   return chain.front().subject + " (sha256 " + chain.front().sha256_fingerprint + ")";
+}
+// A server stapling the OCSP response fetched for its certificate; the chain file holds the
+// certificate, then its issuer.
+trellis::ssl::SslContext make_stapling_server(const std::string& chain, const std::string& key,
+                                              const std::string& ocsp_der_file) {
+  return trellis::ssl::SslContextBuilder::for_server(chain, key)
+      .ocsp_response_file(ocsp_der_file)  // read and checked here: rebuild to refresh it
+      .build();
+}
+
+trellis::ssl::SslContext make_ocsp_client(const std::string& ca_file) {
+  return trellis::ssl::SslContextBuilder::for_client()
+      .trust_ca_file(ca_file)
+      .request_ocsp_stapling(true)  // the server staples its response, if it has one
+      .build();
+}
+
+// After a full handshake: true when the server stapled a response signed for the issuer of its
+// certificate, trusted by the client's context, current, that says the certificate is good.
+bool stapled_status_is_good(const trellis::ssl::SslHandler& client) {
+  const std::vector<unsigned char> der = client.stapled_ocsp_response();
+  SSL* ssl = client.native_handle();
+  STACK_OF(X509)* verified = SSL_get0_verified_chain(ssl);  // leaf, issuer, ..., trusted CA
+  if (der.empty() || verified == nullptr || sk_X509_num(verified) < 2) return false;
+  const unsigned char* p = der.data();
+  OCSP_RESPONSE* response = d2i_OCSP_RESPONSE(nullptr, &p, static_cast<long>(der.size()));
+  OCSP_BASICRESP* basic = response != nullptr ? OCSP_response_get1_basic(response) : nullptr;
+  OCSP_CERTID* id =
+      OCSP_cert_to_id(nullptr, sk_X509_value(verified, 0), sk_X509_value(verified, 1));
+  int status = -1;
+  int reason = 0;
+  ASN1_GENERALIZEDTIME* revoked_at = nullptr;
+  ASN1_GENERALIZEDTIME* this_update = nullptr;
+  ASN1_GENERALIZEDTIME* next_update = nullptr;
+  X509_STORE* trusted = SSL_CTX_get_cert_store(SSL_get_SSL_CTX(ssl));
+  bool good = basic != nullptr && id != nullptr &&
+              OCSP_basic_verify(basic, verified, trusted, 0) == 1;  // signed, by whom it should be
+  good = good && OCSP_resp_find_status(basic, id, &status, &reason, &revoked_at, &this_update,
+                                       &next_update) == 1;
+  good = good && status == V_OCSP_CERTSTATUS_GOOD &&
+         OCSP_check_validity(this_update, next_update, 300, -1) == 1;  // 5 minutes of skew
+  OCSP_CERTID_free(id);
+  OCSP_BASICRESP_free(basic);
+  OCSP_RESPONSE_free(response);
+  return good;
 }
 // --------------------------------------------------------------------------------------------
 
@@ -295,4 +343,30 @@ TEST_CASE("docs/tls.md: mutual TLS") {
   TlsPair without(make_client_context(test_pki().ca_cert), server);
   without.pump();
   CHECK_FALSE(without.server_ssl->handshake_future().is_success());
+}
+
+TEST_CASE("docs/tls.md: OCSP stapling") {
+  const auto stapling =
+      make_stapling_server(test_pki().server_chain, test_pki().server_key, test_pki().server_ocsp);
+  TlsPair stapled(make_ocsp_client(test_pki().ca_cert), stapling);
+  stapled.pump();
+  REQUIRE(stapled.client_ssl->handshake_future().is_success());
+  CHECK(stapled_status_is_good(*stapled.client_ssl));
+
+  // A response signed by a CA the client does not trust: stapled (the server does not check
+  // signatures), refused by the check.
+  TlsPair forged(make_ocsp_client(test_pki().ca_cert),
+                 make_stapling_server(test_pki().server_chain, test_pki().server_key,
+                                      test_pki().server_ocsp_forged));
+  forged.pump();
+  REQUIRE(forged.client_ssl->handshake_future().is_success());
+  REQUIRE_FALSE(forged.client_ssl->stapled_ocsp_response().empty());
+  CHECK_FALSE(stapled_status_is_good(*forged.client_ssl));
+
+  // No response: the handshake succeeds, the check says no.
+  TlsPair bare(make_ocsp_client(test_pki().ca_cert),
+               make_server_context(test_pki().server_chain, test_pki().server_key));
+  bare.pump();
+  REQUIRE(bare.client_ssl->handshake_future().is_success());
+  CHECK_FALSE(stapled_status_is_good(*bare.client_ssl));
 }

@@ -85,6 +85,20 @@ class SslContextBuilder {
   SslContextBuilder& alpn(std::vector<std::string> protocols);
   /// Server: picks another context per requested server name.
   SslContextBuilder& sni(SniCallback callback);
+  ///@{
+  /// Server: the OCSP response stapled to the handshake of a client that asks for it
+  /// (status_request), as DER (what `openssl ocsp -respout` writes): from a file, or given as
+  /// bytes; the last one set counts. build() reads and checks it: a successful response with a
+  /// status for this context's certificate (whose issuer must be in the certificate chain) that
+  /// has not passed its next update; SslError says what is wrong. It is read once: to staple a
+  /// fresher response, reload the context (SslContext::reload).
+  SslContextBuilder& ocsp_response_file(std::string der_file);
+  SslContextBuilder& ocsp_response(std::vector<unsigned char> der);
+  ///@}
+  /// Client: asks the server to staple an OCSP response (off by default);
+  /// SslHandler::stapled_ocsp_response() gives it after the handshake, for the application to
+  /// check.
+  SslContextBuilder& request_ocsp_stapling(bool on);
   /// How many sessions are kept for resumption; 0 turns the cache off. A client keeps one per
   /// server name (256 by default). A server's cache (4,096 by default; a full cache drops its
   /// least recently used session) serves TLS 1.2 clients that do not take tickets, and every
@@ -127,8 +141,8 @@ class SslContextBuilder {
   SslContextBuilder& groups(std::string list);
 
   /// Throws SslError (with OpenSSL's reason) when a file or PEM text cannot be loaded, a password
-  /// is wrong or missing, the key does not match the certificate, or a cipher list, group list or
-  /// version range is unusable.
+  /// is wrong or missing, the key does not match the certificate, a cipher list, group list or
+  /// version range is unusable, or the OCSP response cannot be stapled.
   SslContext build() const;
 
  private:
@@ -162,6 +176,9 @@ class SslContextBuilder {
   std::string ciphers_;
   std::string ciphersuites_;
   std::string groups_;
+  std::string ocsp_response_file_;
+  std::optional<std::vector<unsigned char>> ocsp_response_;
+  bool request_ocsp_stapling_ = false;
 };
 
 }  // namespace trellis::ssl

@@ -87,6 +87,14 @@ class SslHandler final : public ChannelDuplexHandler {
   /// certificate. Made on each call.
   std::vector<PeerCertificate> peer_certificates() const;
 
+  /// After the handshake, on a client whose context has request_ocsp_stapling(true): the DER
+  /// OCSP response the server stapled, also after the channel closed. Empty when the server
+  /// stapled none, on a resumed session (no certificate is sent), on a server, and before the
+  /// handshake succeeded. It is not checked: whether it is signed by the certificate's issuer (or
+  /// its responder), current, and says "good" is the application's to verify (docs/tls.md, "OCSP
+  /// stapling").
+  std::vector<unsigned char> stapled_ocsp_response() const;
+
   /// How long the handshake may take from its start before it fails with SslHandshakeError and
   /// the channel is closed (the context's SslContextBuilder::handshake_timeout, 10 s by
   /// default); zero or less: no deadline. Takes effect for a handshake not yet started.
