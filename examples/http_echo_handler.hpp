@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include <trellis/codec/haproxy/haproxy_message.hpp>
 #include <trellis/http.hpp>
 #include <trellis/pipeline.hpp>
 
@@ -13,7 +14,9 @@ using namespace trellis;
 using namespace trellis::http;
 
 // GET /plaintext -> "Hello, World!". A request with a body (Content-Length or chunked) -> the
-// body back, with its Content-Type. Anything else -> the request line and headers as received.
+// body back, with its Content-Type. Anything else -> the request line and headers as received,
+// then, behind a load balancer speaking the PROXY protocol (--proxy-protocol), the client
+// address it reported: "client-address: 192.0.2.1:56324 (PROXY protocol v2)".
 // Sharable: it keeps no per-connection state.
 class HttpEchoHandler : public SimpleChannelInboundHandler<FullHttpRequest> {
  public:
@@ -45,6 +48,12 @@ class HttpEchoHandler : public SimpleChannelInboundHandler<FullHttpRequest> {
       text.append(request.version.text()).append("\n");
       for (const auto field : request.headers) {
         text.append(field.name).append(": ").append(field.value).append("\n");
+      }
+      if (const auto* proxied = ctx.channel().attr(codec::haproxy_message_key());
+          proxied != nullptr && proxied->command == codec::HAProxyCommand::kProxy) {
+        text.append("client-address: ").append(proxied->source()).append(" (PROXY protocol ");
+        text.append(proxied->version == codec::HAProxyProtocolVersion::kV1 ? "v1" : "v2")
+            .append(")\n");
       }
       response.headers.add(HeaderId::kContentType, "text/plain");
       response.content = ByteBuf::from(text);

@@ -4,6 +4,7 @@
 //   http_echo_server [--host H] [--port P] [--threads N]     (default 127.0.0.1:8080)
 //                    [--header-timeout-ms N] [--body-timeout-ms N] [--idle-timeout-ms N]
 //                    [--tls-cert FILE --tls-key FILE [--tls-ocsp FILE]] [--compress]
+//                    [--proxy-protocol]
 //
 // The timeouts bound how long a client may take over a request head (default 30 s), leave a
 // request body without sending (60 s) and keep an idle connection (60 s); 0 turns one off.
@@ -14,7 +15,10 @@
 // already open keep theirs; when the files cannot be loaded, it says why and keeps the old one).
 // --compress compresses response bodies (br, zstd, gzip or deflate, as the request's
 // Accept-Encoding allows; see HttpContentCompressor). --port 0 picks a free port; the
-// "listening on" line tells which. SIGINT/SIGTERM stop it.
+// "listening on" line tells which. --proxy-protocol expects a PROXY protocol header (v1 or v2,
+// as HAProxy's send-proxy / send-proxy-v2 send it) first on every connection, within 5 s, and
+// refuses connections without one; the request dump then shows the client address it gave.
+// SIGINT/SIGTERM stop it.
 #include <algorithm>
 #include <csignal>
 #include <cstdint>
@@ -23,6 +27,7 @@
 #include <string>
 #include <thread>
 
+#include <trellis/codec/haproxy/haproxy_message_decoder.hpp>
 #include <trellis/ssl.hpp>
 #include <trellis/transport.hpp>
 
@@ -38,10 +43,12 @@ int main(int argc, char** argv) {
   std::string tls_key;
   std::string tls_ocsp;
   bool compress = false;
+  bool proxy_protocol = false;
   const char* usage =
       "http_echo_server [--host H] [--port P] [--threads N] [--header-timeout-ms N] "
       "[--body-timeout-ms N] [--idle-timeout-ms N] "
-      "[--tls-cert FILE --tls-key FILE [--tls-ocsp FILE]] [--compress]";
+      "[--tls-cert FILE --tls-key FILE [--tls-ocsp FILE]] [--compress] "
+      "[--proxy-protocol]";
   using examples::Milliseconds;
   if (!examples::read_flags(argc, argv,
                             {{"--host", &host},
@@ -53,7 +60,8 @@ int main(int argc, char** argv) {
                              {"--tls-cert", &tls_cert},
                              {"--tls-key", &tls_key},
                              {"--tls-ocsp", &tls_ocsp},
-                             {"--compress", &compress}},
+                             {"--compress", &compress},
+                             {"--proxy-protocol", &proxy_protocol}},
                             usage)) {
     return 2;
   }
@@ -88,8 +96,13 @@ int main(int argc, char** argv) {
   bootstrap.group(acceptor, workers)
       .channel<trellis::ServerSocketChannel>()
       .option(trellis::channel_option::so_reuseaddr, true)
-      .child_handler(
-          trellis::ChannelInitializer::from([timeouts, tls, compress](trellis::Channel& ch) {
+      .child_handler(trellis::ChannelInitializer::from(
+          [timeouts, tls, compress, proxy_protocol](trellis::Channel& ch) {
+            // The PROXY header comes first, in the clear, before any TLS.
+            if (proxy_protocol) {
+              ch.pipeline().add_last("proxy-protocol",
+                                     std::make_shared<trellis::codec::HAProxyMessageDecoder>());
+            }
             if (tls)
               ch.pipeline().add_last("tls", std::make_shared<trellis::ssl::SslHandler>(*tls));
             examples::init_http_echo_pipeline(ch, 1 << 20, timeouts);

@@ -10,7 +10,7 @@ required=(
   build-essential g++ clang cmake pkg-config
   libasio-dev libspdlog-dev doctest-dev libbenchmark-dev
   libssl-dev openssl zlib1g-dev libbrotli-dev libzstd-dev
-  curl python3 wrk procps testssl.sh
+  curl python3 wrk procps testssl.sh haproxy
 )
 # Nice to have: the scripts fall back to Makefiles without ninja; the clang fuzzers need
 # libclang-rt-14-dev. A failure to install these is only a warning.

@@ -7,6 +7,8 @@
 #include <trellis/codec/decoder_error.hpp>
 #include <trellis/codec/delimiter_based_frame_decoder.hpp>
 #include <trellis/codec/fixed_length_frame_decoder.hpp>
+#include <trellis/codec/haproxy/haproxy_message.hpp>
+#include <trellis/codec/haproxy/haproxy_message_decoder.hpp>
 #include <trellis/codec/length_field_based_frame_decoder.hpp>
 #include <trellis/codec/length_field_prepender.hpp>
 #include <trellis/codec/line_based_frame_decoder.hpp>
@@ -14,5 +16,5 @@
 #include <trellis/codec/string_codec.hpp>
 
 /// Byte-level codecs: the decoder and encoder bases, frame decoders and encoders, string codecs
-/// and the compression codecs (zlib, brotli, zstd) with their limits.
+/// the PROXY protocol decoder, and the compression codecs (zlib, brotli, zstd) with their limits.
 namespace trellis::codec {}
