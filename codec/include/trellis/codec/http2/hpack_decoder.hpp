@@ -1,0 +1,102 @@
+// HpackDecoder: decodes HTTP/2 header blocks (RFC 7541) into (name, value, sensitive) calls on a
+// sink, with the dynamic table, table size updates, Huffman strings and a header list size limit.
+// The sink gets views into the block or into the decoder's reused buffers: no allocation per
+// field once the decoder is warm.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <trellis/codec/http2/hpack_dynamic_table.hpp>
+#include <trellis/codec/http2/hpack_errors.hpp>
+#include <trellis/pipeline/byte_buf.hpp>
+
+namespace trellis::http2 {
+
+/// Where HpackDecoder::decode() delivers each field: a non-owning reference to a callable
+/// `void(std::string_view name, std::string_view value, bool sensitive)`. The views are valid
+/// during the call only. `sensitive` is set for fields the peer sent as never indexed (§6.2.3):
+/// an intermediary must forward them the same way.
+class HpackHeaderSink {
+ public:
+  /// Refers to `f`, which must outlive the sink (a lambda passed straight to decode() does).
+  template <class F>
+  requires(!std::is_same_v<std::remove_cvref_t<F>, HpackHeaderSink> &&
+           std::is_invocable_v<F&, std::string_view, std::string_view, bool>) HpackHeaderSink(F&& f)
+  noexcept  // NOLINT(google-explicit-constructor)
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* o, std::string_view n, std::string_view v, bool s) {
+          (*static_cast<std::remove_reference_t<F>*>(o))(n, v, s);
+        }) {}
+
+  /// Calls the callable.
+  void operator()(std::string_view name, std::string_view value, bool sensitive) const {
+    call_(object_, name, value, sensitive);
+  }
+
+ private:
+  void* object_;
+  void (*call_)(void*, std::string_view, std::string_view, bool);
+};
+
+/// Decodes the header blocks of one direction of an HTTP/2 connection. A block is decoded whole:
+/// the codec joins a HEADERS frame's fragment with its CONTINUATION frames' first (their total
+/// bounded by its own limit). Not thread-safe: one per connection and direction, on its loop.
+class HpackDecoder {
+ public:
+  /// SETTINGS_HEADER_TABLE_SIZE's initial value (RFC 9113 §6.5.2).
+  static constexpr std::uint32_t kDefaultMaxTableSize = 4096;
+  /// The default limit on a header list's size (32 + name + value per field).
+  static constexpr std::uint32_t kDefaultMaxHeaderListSize = 16384;
+
+  /// A decoder whose dynamic table may grow to `max_table_size` octets (the
+  /// SETTINGS_HEADER_TABLE_SIZE this endpoint advertised) and that refuses header lists larger
+  /// than `max_header_list_size`.
+  explicit HpackDecoder(std::uint32_t max_table_size = kDefaultMaxTableSize,
+                        std::uint32_t max_header_list_size = kDefaultMaxHeaderListSize);
+
+  /// Sets the limit on the dynamic table's size, as this endpoint's SETTINGS_HEADER_TABLE_SIZE
+  /// changes. A size update in a block above it is an error. When the limit falls below the
+  /// table's current maximum, the next block must start with a size update within it (§4.2).
+  void set_max_table_size(std::uint32_t max_table_size);
+  /// The limit on the dynamic table's size.
+  std::uint32_t max_table_size() const noexcept { return max_table_size_; }
+  /// Sets the limit on a header list's size (SETTINGS_MAX_HEADER_LIST_SIZE).
+  void set_max_header_list_size(std::uint32_t max_header_list_size) noexcept {
+    max_header_list_size_ = max_header_list_size;
+  }
+  /// The limit on a header list's size.
+  std::uint32_t max_header_list_size() const noexcept { return max_header_list_size_; }
+
+  /// Decodes one complete header block, calling `sink` for each field in order.
+  ///
+  /// Throws HpackDecodingError on invalid HPACK (the connection cannot go on). Throws
+  /// HpackHeaderListTooLargeError when the fields add up to more than max_header_list_size(): the
+  /// sink is not called again from the field that passes the limit on, the rest of the block
+  /// only updates the dynamic table, and the error comes when the block is done (unless the rest
+  /// of the block is invalid: then HpackDecodingError).
+  void decode(std::span<const std::byte> block, HpackHeaderSink sink);
+  /// decode() of the readable bytes of `block` (its indexes do not move).
+  void decode(const ByteBuf& block, HpackHeaderSink sink) { decode(block.readable_span(), sink); }
+
+  /// The dynamic table, as the peer's encoder built it.
+  const HpackDynamicTable& table() const noexcept { return table_; }
+
+ private:
+  std::string_view read_string(std::span<const std::byte> in, std::size_t& pos,
+                               std::string& scratch);
+
+  HpackDynamicTable table_;
+  std::uint32_t max_table_size_;
+  std::uint32_t max_header_list_size_;
+  bool size_update_required_ = false;
+  std::string name_scratch_;
+  std::string value_scratch_;
+};
+
+}  // namespace trellis::http2
