@@ -93,3 +93,5 @@ BENCHMARK(BM_HpackEncodeBrowserGetWarm);
 BENCHMARK(BM_HpackEncodeBrowserGetEmptyTable);
 BENCHMARK(BM_HpackDecodeBrowserGetWarm);
 BENCHMARK(BM_HpackDecodeBrowserGetEmptyTable);
+
+BENCHMARK_MAIN();

@@ -56,27 +56,31 @@ void HpackDecoder::set_max_table_size(std::uint32_t max_table_size) {
   if (max_table_size < table_.max_size()) size_update_required_ = true;
 }
 
-std::string_view HpackDecoder::read_string(std::span<const std::byte> in, std::size_t& pos,
-                                           std::string& scratch) {
+HpackDecoder::StringLiteral HpackDecoder::read_string(std::span<const std::byte> in,
+                                                      std::size_t& pos) {
   if (pos >= in.size()) fail("truncated string", pos);
-  const bool huffman = (static_cast<std::uint8_t>(in[pos]) & 0x80) != 0;
   const std::size_t start = pos;
+  const bool huffman = (static_cast<std::uint8_t>(in[pos]) & 0x80) != 0;
   const std::uint32_t length = read_integer(in, pos, 7);
   if (length > in.size() - pos) fail("string longer than the block", start);
   const auto bytes = in.subspan(pos, length);
   pos += length;
-  if (!huffman) return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
-  switch (detail::huffman_decode(bytes, scratch)) {
+  return {bytes, start, huffman};
+}
+
+std::string_view HpackDecoder::decode_string(const StringLiteral& s, std::string& scratch) {
+  if (!s.huffman) return {reinterpret_cast<const char*>(s.bytes.data()), s.bytes.size()};
+  switch (detail::huffman_decode(s.bytes, scratch)) {
     case detail::HuffmanError::kNone:
       return scratch;
     case detail::HuffmanError::kEos:
-      fail("EOS in a Huffman string", start);
+      fail("EOS in a Huffman string", s.position);
     case detail::HuffmanError::kPaddingTooLong:
-      fail("Huffman padding longer than 7 bits", start);
+      fail("Huffman padding longer than 7 bits", s.position);
     case detail::HuffmanError::kPaddingNotOnes:
       break;
   }
-  fail("Huffman padding not the EOS prefix", start);
+  fail("Huffman padding not the EOS prefix", s.position);
 }
 
 void HpackDecoder::decode(std::span<const std::byte> in, HpackHeaderSink sink) {
@@ -116,12 +120,26 @@ void HpackDecoder::decode(std::span<const std::byte> in, HpackHeaderSink sink) {
     const bool never = !indexing && (first & 0x10) != 0;
     const std::uint32_t name_index = read_integer(in, pos, indexing ? 6 : 4);
     Field f;
+    StringLiteral name_literal;
     if (name_index != 0) {
       f = lookup(table_, name_index, start);
     } else {
-      f.name = read_string(in, pos, name_scratch_);
+      name_literal = read_string(in, pos);
     }
-    f.value = read_string(in, pos, value_scratch_);
+    const StringLiteral value_literal = read_string(in, pos);
+    if (!indexing) {
+      // A field that does not go into the table is skipped undecoded once the list is over the
+      // limit, or when its strings alone take it over.
+      const std::uint64_t least = HpackDynamicTable::kEntryOverhead +
+                                  (name_index != 0 ? f.name.size() : name_literal.least_length()) +
+                                  value_literal.least_length();
+      if (too_large_at < 0 && list_size + least > max_header_list_size_) {
+        too_large_at = static_cast<std::int64_t>(start);
+      }
+      if (too_large_at >= 0) continue;
+    }
+    if (name_index == 0) f.name = decode_string(name_literal, name_scratch_);
+    f.value = decode_string(value_literal, value_scratch_);
     if (within_limit(start, f.name, f.value)) sink(f.name, f.value, never);
     if (indexing) {
       if (f.from_dynamic_table) {

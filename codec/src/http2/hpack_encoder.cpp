@@ -1,6 +1,8 @@
 #include <trellis/codec/http2/hpack_encoder.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 
 #include "hpack_huffman.hpp"
 #include "hpack_integer.hpp"
@@ -8,6 +10,33 @@
 
 namespace trellis::http2 {
 namespace {
+
+// The static table's indexes grouped by name length (in table order within a length), so that a
+// look-up compares only names of the right length.
+constexpr std::size_t kMaxStaticNameLength = 27;  // access-control-allow-origin
+
+struct StaticByLength {
+  std::array<std::uint8_t, detail::kStaticTableLength> indexes{};
+  std::array<std::uint8_t, kMaxStaticNameLength + 2> begin{};  // of each length in `indexes`
+};
+
+constexpr StaticByLength make_static_by_length() {
+  StaticByLength t;
+  std::size_t next = 0;
+  for (std::size_t length = 0; length <= kMaxStaticNameLength; ++length) {
+    t.begin[length] = static_cast<std::uint8_t>(next);
+    for (std::size_t i = 0; i < detail::kStaticTableLength; ++i) {
+      if (detail::kStaticTable[i].name.size() == length) {
+        t.indexes[next++] = static_cast<std::uint8_t>(i + 1);
+      }
+    }
+  }
+  t.begin[kMaxStaticNameLength + 1] = static_cast<std::uint8_t>(next);
+  return t;
+}
+
+constexpr StaticByLength kStaticByLength = make_static_by_length();
+static_assert(kStaticByLength.begin[kMaxStaticNameLength + 1] == detail::kStaticTableLength);
 
 // The static table's index of an exact match and of the name's first entry (0: none).
 struct StaticMatch {
@@ -17,16 +46,20 @@ struct StaticMatch {
 
 StaticMatch find_static(std::string_view name, std::string_view value) {
   StaticMatch m;
-  for (std::size_t i = 0; i < detail::kStaticTableLength; ++i) {
-    const auto& e = detail::kStaticTable[i];
-    if (e.name.size() != name.size() || e.name != name) continue;
-    if (m.name == 0) m.name = static_cast<std::uint32_t>(i + 1);
+  if (name.size() > kMaxStaticNameLength) return m;
+  for (std::size_t k = kStaticByLength.begin[name.size()];
+       k < kStaticByLength.begin[name.size() + 1]; ++k) {
+    const std::uint32_t index = kStaticByLength.indexes[k];
+    const auto& e = detail::kStaticTable[index - 1];
+    if (std::memcmp(e.name.data(), name.data(), name.size()) != 0) {
+      if (m.name != 0) break;  // a name's entries are adjacent
+      continue;
+    }
+    if (m.name == 0) m.name = index;
     if (e.value == value) {
-      m.full = static_cast<std::uint32_t>(i + 1);
+      m.full = index;
       break;
     }
-    // A name's entries are adjacent.
-    if (i + 1 < detail::kStaticTableLength && detail::kStaticTable[i + 1].name != name) break;
   }
   return m;
 }
@@ -102,7 +135,7 @@ void HpackEncoder::encode_string(std::string_view s, ByteBuf& out) {
     const std::size_t coded = detail::huffman_encoded_length(s);
     if (coded <= s.size()) {
       detail::encode_integer(0x80, 7, static_cast<std::uint32_t>(coded), out);
-      detail::huffman_encode(s, out);
+      detail::huffman_encode(s, coded, out);
       return;
     }
   }

@@ -78,8 +78,7 @@ std::size_t huffman_encoded_length(std::string_view text) noexcept {
   return (bits + 7) / 8;
 }
 
-void huffman_encode(std::string_view text, ByteBuf& out) {
-  const std::size_t length = huffman_encoded_length(text);
+void huffman_encode(std::string_view text, std::size_t length, ByteBuf& out) {
   out.ensure_writable(length);
   auto* p = reinterpret_cast<std::uint8_t*>(out.writable_span().data());
   std::uint64_t acc = 0;

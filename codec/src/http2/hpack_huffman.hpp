@@ -14,8 +14,12 @@ namespace trellis::http2::detail {
 // Bytes that huffman_encode(text) writes.
 std::size_t huffman_encoded_length(std::string_view text) noexcept;
 
-// Appends the Huffman code of `text`, padded with the most significant bits of EOS.
-void huffman_encode(std::string_view text, ByteBuf& out);
+// Appends the Huffman code of `text`, padded with the most significant bits of EOS. `length` is
+// huffman_encoded_length(text), when the caller has it.
+void huffman_encode(std::string_view text, std::size_t length, ByteBuf& out);
+inline void huffman_encode(std::string_view text, ByteBuf& out) {
+  huffman_encode(text, huffman_encoded_length(text), out);
+}
 
 // Why huffman_decode() refused its input.
 enum class HuffmanError { kNone, kEos, kPaddingTooLong, kPaddingNotOnes };

@@ -489,6 +489,22 @@ TEST_CASE(
                   HpackHeaderListTooLargeError);
   CHECK_THROWS_AS(decode(d, unhex("00 01 61 7f 0a") + std::string(137, 'x') + unhex("80")),
                   HpackDecodingError);
+  // Once over the limit, a field that is not indexed is skipped undecoded: its bad Huffman code
+  // goes unnoticed. An indexed one is still decoded, and still checked.
+  CHECK_THROWS_AS(
+      decode(d, unhex("00 01 61 7f 0a") + std::string(137, 'x') + unhex("04 84 ffffffff")),
+      HpackHeaderListTooLargeError);
+  CHECK_THROWS_AS(
+      decode(d, unhex("00 01 61 7f 0a") + std::string(137, 'x') + unhex("44 84 ffffffff")),
+      HpackDecodingError);
+  // A Huffman string that alone passes the limit (400 octets decode to at least 106) is not
+  // decoded either.
+  try {
+    decode(d, unhex("82 00 01 61 ff 91 02") + std::string(400, '\xff'));
+    FAIL("no error");
+  } catch (const HpackHeaderListTooLargeError& e) {
+    CHECK(e.position() == 1);
+  }
   // The limit can be set later (SETTINGS_MAX_HEADER_LIST_SIZE).
   d.set_max_header_list_size(1000);
   CHECK(decode(d, unhex("00 01 61 7f 0a") + std::string(137, 'x')).size() == 1);

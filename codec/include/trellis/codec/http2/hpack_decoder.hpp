@@ -77,9 +77,10 @@ class HpackDecoder {
   ///
   /// Throws HpackDecodingError on invalid HPACK (the connection cannot go on). Throws
   /// HpackHeaderListTooLargeError when the fields add up to more than max_header_list_size(): the
-  /// sink is not called again from the field that passes the limit on, the rest of the block
-  /// only updates the dynamic table, and the error comes when the block is done (unless the rest
-  /// of the block is invalid: then HpackDecodingError).
+  /// sink is not called again from the field that passes the limit on (found before its strings
+  /// are decoded when they alone take the list over it), the rest of the block only updates the
+  /// dynamic table (fields that are not indexed are skipped undecoded), and the error comes when
+  /// the block is done (unless the rest of the block is invalid: then HpackDecodingError).
   void decode(std::span<const std::byte> block, HpackHeaderSink sink);
   /// decode() of the readable bytes of `block` (its indexes do not move).
   void decode(const ByteBuf& block, HpackHeaderSink sink) { decode(block.readable_span(), sink); }
@@ -88,8 +89,18 @@ class HpackDecoder {
   const HpackDynamicTable& table() const noexcept { return table_; }
 
  private:
-  std::string_view read_string(std::span<const std::byte> in, std::size_t& pos,
-                               std::string& scratch);
+  // A string literal's bytes, not yet decoded.
+  struct StringLiteral {
+    std::span<const std::byte> bytes;
+    std::size_t position = 0;  // of its length prefix in the block
+    bool huffman = false;
+    // The fewest octets it decodes to (a Huffman code has at most 30 bits per octet).
+    std::size_t least_length() const noexcept {
+      return !huffman ? bytes.size() : bytes.empty() ? 0 : (bytes.size() * 8 - 7) / 30;
+    }
+  };
+  static StringLiteral read_string(std::span<const std::byte> in, std::size_t& pos);
+  static std::string_view decode_string(const StringLiteral& s, std::string& scratch);
 
   HpackDynamicTable table_;
   std::uint32_t max_table_size_;
