@@ -158,4 +158,17 @@ void HpackDecoder::decode(std::span<const std::byte> in, HpackHeaderSink sink) {
   }
 }
 
+void HpackDecoder::decode(std::span<const ByteBuf> fragments, HpackHeaderSink sink) {
+  if (fragments.size() == 1) {
+    decode(fragments.front().readable_span(), sink);
+    return;
+  }
+  joined_.clear();
+  for (const ByteBuf& f : fragments) {
+    const auto bytes = f.readable_span();
+    joined_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  decode(std::as_bytes(std::span<const char>(joined_.data(), joined_.size())), sink);
+}
+
 }  // namespace trellis::http2

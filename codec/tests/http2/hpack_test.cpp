@@ -422,6 +422,41 @@ TEST_CASE("hpack decoder: every truncation of a block is refused, except at fiel
   }
 }
 
+TEST_CASE("hpack decoder: a block in fragments, split anywhere, decodes as a whole") {
+  const std::string last = unhex(kC4[2].wire);
+  for (std::size_t a = 0; a <= last.size(); ++a) {
+    for (std::size_t b = a; b <= last.size(); b += 3) {
+      CAPTURE(a);
+      CAPTURE(b);
+      HpackDecoder d;
+      decode(d, unhex(kC4[0].wire));
+      decode(d, unhex(kC4[1].wire));
+      std::vector<ByteBuf> fragments;
+      fragments.push_back(ByteBuf::from(last.substr(0, a)));
+      fragments.push_back(ByteBuf::from(last.substr(a, b - a)));
+      fragments.push_back(ByteBuf::from(last.substr(b)));
+      std::vector<Field> out;
+      d.decode(std::span<const ByteBuf>(fragments),
+               [&](std::string_view n, std::string_view v, bool s) {
+                 out.push_back({std::string(n), std::string(v), s});
+               });
+      CHECK(out == kRequest3);
+      CHECK(entries(d.table()) == kRequestTable3);
+    }
+  }
+  // A truncated last fragment is an error at the joined offset.
+  HpackDecoder d;
+  std::vector<ByteBuf> fragments;
+  fragments.push_back(ByteBuf::from(unhex("82 86")));
+  fragments.push_back(ByteBuf::from(unhex("84 41 8c f1")));
+  try {
+    d.decode(std::span<const ByteBuf>(fragments), [](std::string_view, std::string_view, bool) {});
+    FAIL("no error");
+  } catch (const HpackDecodingError& e) {
+    CHECK(e.position() == 4);
+  }
+}
+
 TEST_CASE("hpack decoder: table size updates") {
   SUBCASE("an update to 0 empties the table; one above the limit is refused") {
     HpackDecoder d;
@@ -674,11 +709,18 @@ TEST_CASE("hpack: a warm encoder and decoder allocate nothing per block") {
     e.encode(request, out);
     d.decode(out, sink);
   }
+  // The same block in two fragments, as HEADERS + CONTINUATION.
+  std::vector<ByteBuf> fragments;
+  fragments.push_back(out.slice(0, out.readable_bytes() / 2));
+  fragments.push_back(
+      out.slice(out.readable_bytes() / 2, out.readable_bytes() - out.readable_bytes() / 2));
+  d.decode(std::span<const ByteBuf>(fragments), sink);
   testing::AllocationScope scope;
   for (int i = 0; i < 100; ++i) {
     out.clear();
     e.encode(request, out);
     d.decode(out, sink);
+    d.decode(std::span<const ByteBuf>(fragments), sink);
   }
   CHECK(scope.count() == 0);
   CHECK(total > 0);

@@ -56,7 +56,8 @@ class HpackDecoder {
 
   /// A decoder whose dynamic table may grow to `max_table_size` octets (the
   /// SETTINGS_HEADER_TABLE_SIZE this endpoint advertised) and that refuses header lists larger
-  /// than `max_header_list_size`.
+  /// than `max_header_list_size`. An HTTP/2 codec starts at the protocol's 4096 and calls
+  /// set_max_table_size() once the peer has acknowledged the SETTINGS that change it.
   explicit HpackDecoder(std::uint32_t max_table_size = kDefaultMaxTableSize,
                         std::uint32_t max_header_list_size = kDefaultMaxHeaderListSize);
 
@@ -85,6 +86,12 @@ class HpackDecoder {
   /// decode() of the readable bytes of `block` (its indexes do not move).
   void decode(const ByteBuf& block, HpackHeaderSink sink) { decode(block.readable_span(), sink); }
 
+  /// decode() of the block made of `fragments` (a HEADERS or PUSH_PROMISE frame's fragment, then
+  /// its CONTINUATION frames'), in order; a representation may straddle two of them. More than
+  /// one fragment are joined in a buffer the decoder keeps (no allocation once it is large
+  /// enough); error positions are offsets in the joined block.
+  void decode(std::span<const ByteBuf> fragments, HpackHeaderSink sink);
+
   /// The dynamic table, as the peer's encoder built it.
   const HpackDynamicTable& table() const noexcept { return table_; }
 
@@ -108,6 +115,7 @@ class HpackDecoder {
   bool size_update_required_ = false;
   std::string name_scratch_;
   std::string value_scratch_;
+  std::string joined_;  // the fragments of a block, joined
 };
 
 }  // namespace trellis::http2
