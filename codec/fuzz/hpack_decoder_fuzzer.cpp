@@ -2,6 +2,7 @@
 // decoder, split at input-chosen points, with input-chosen table and header list limits. Only
 // fields or the two HPACK errors may come out; a decoded field list must re-encode and decode to
 // the same fields; and the Huffman decoder must round-trip whatever it accepts.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -69,11 +70,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The Huffman decoder alone: what it accepts encodes back to the same length or shorter
   // (padding aside, the code is unique).
   std::string text;
-  if (detail::huffman_decode(input, text) == detail::HuffmanError::kNone) {
+  if (http2::detail::huffman_decode(input, text) == http2::detail::HuffmanError::kNone) {
     ByteBuf coded = ByteBuf::from("");
-    detail::huffman_encode(text, coded);
+    http2::detail::huffman_encode(text, coded);
     std::string back;
-    if (detail::huffman_decode(coded.readable_span(), back) != detail::HuffmanError::kNone ||
+    if (http2::detail::huffman_decode(coded.readable_span(), back) !=
+            http2::detail::HuffmanError::kNone ||
         back != text || coded.readable_bytes() != input.size()) {
       __builtin_trap();
     }
