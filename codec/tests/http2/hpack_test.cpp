@@ -618,6 +618,48 @@ TEST_CASE("hpack encoder: the default policy keeps credentials and one-off value
   CHECK(all.table().name(0) == "x-big");
 }
 
+TEST_CASE("hpack: entries larger than the table, and a new entry named after the one it evicts") {
+  SUBCASE("the decoder: a literal with indexing larger than the table empties it (§4.4)") {
+    HpackDecoder d(100);
+    decode(d, unhex("40 01 61 01 62"));  // a: b (34)
+    CHECK(decode(d, unhex("40 01 63 40") + std::string(64, 'x')) ==
+          std::vector<Field>{{"c", std::string(64, 'x')}});  // 97 octets: fits
+    CHECK(d.table().length() == 1);
+    CHECK(decode(d, unhex("40 01 63 41") + std::string(65, 'x')).size() == 1);  // 98: fits
+    CHECK(decode(d, unhex("40 01 63 44") + std::string(68, 'x')).size() == 1);  // 101: too large
+    CHECK(d.table().length() == 0);
+    CHECK(d.table().size() == 0);
+  }
+  SUBCASE("the encoder: a field larger than the table is sent without indexing") {
+    HpackEncoder e({.max_table_size = 100, .indexing = HpackIndexing::kAll});
+    HpackDecoder d(100);
+    ByteBuf out = ByteBuf::from("");
+    e.encode(std::vector<HpackHeader>{{"a", "b"}}, out);
+    CHECK(e.table().length() == 1);
+    const std::string big(68, 'x');
+    CHECK(decode(d, out.to_string()) == std::vector<Field>{{"a", "b"}});
+    const std::string wire = encode(e, {{"c", big}});
+    CHECK(hex(wire).substr(0, 2) == "00");
+    CHECK(e.table().length() == 1);  // untouched
+    CHECK(decode(d, wire) == std::vector<Field>{{"c", big}});
+    CHECK(entries(d.table()) == entries(e.table()));
+  }
+  SUBCASE("the decoder: the name of an entry evicted by the insertion that refers to it") {
+    HpackDecoder d(63);                            // one entry at most
+    decode(d, unhex("40 03 616263 04 31323334"));  // abc: 1234 (39)
+    CHECK(decode(d, unhex("7e 04 78797a77")) == std::vector<Field>{{"abc", "xyzw"}});
+    CHECK(entries(d.table()) == std::vector<std::string>{"abc: xyzw"});
+    // A ninth entry grows the table's ring of 8 slots, moving the entry its name comes from.
+    HpackDecoder d2;
+    for (char c = '0'; c < '8'; ++c) decode(d2, unhex("40 02 6e") + c + unhex("01 76"));
+    CHECK(decode(d2, unhex("7e 01 78")) == std::vector<Field>{{"n7", "x"}});
+    CHECK(d2.table().length() == 9);
+    CHECK(d2.table().name(0) == "n7");
+    CHECK(d2.table().name(1) == "n7");
+    CHECK(d2.table().name(8) == "n0");
+  }
+}
+
 TEST_CASE("hpack dynamic table: ring growth, wrap-around and eviction keep the order") {
   HpackDynamicTable t(32 * 20);
   for (int i = 0; i < 100; ++i) {
