@@ -82,6 +82,8 @@ class HpackDecoder {
   /// are decoded when they alone take the list over it), the rest of the block only updates the
   /// dynamic table (fields that are not indexed are skipped undecoded), and the error comes when
   /// the block is done (unless the rest of the block is invalid: then HpackDecodingError).
+  /// An exception from the sink leaves the block half decoded: the table may no longer match the
+  /// peer's, so the connection should end.
   void decode(std::span<const std::byte> block, HpackHeaderSink sink);
   /// decode() of the readable bytes of `block` (its indexes do not move).
   void decode(const ByteBuf& block, HpackHeaderSink sink) { decode(block.readable_span(), sink); }
