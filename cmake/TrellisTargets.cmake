@@ -60,11 +60,15 @@ function(trellis_lto target)
   endif()
 endfunction()
 
-# trellis_module(NAME [DEPS targets...]) declares trellis_NAME (alias trellis::NAME) from
-# NAME/src/*.cpp with public headers in NAME/include.
+# trellis_module(NAME [SOURCES folder] [DEPS targets...]) declares trellis_NAME (alias
+# trellis::NAME) from NAME/src/*.cpp (or the *.cpp of SOURCES, relative to the current folder)
+# with public headers in NAME/include.
 function(trellis_module name)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
-  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
+  cmake_parse_arguments(ARG "" "SOURCES" "DEPS" ${ARGN})
+  if(NOT ARG_SOURCES)
+    set(ARG_SOURCES src)
+  endif()
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${ARG_SOURCES}/*.cpp)
   add_library(trellis_${name} ${sources})
   add_library(trellis::${name} ALIAS trellis_${name})
   set_target_properties(trellis_${name} PROPERTIES EXPORT_NAME ${name} POSITION_INDEPENDENT_CODE ON)
