@@ -7,12 +7,14 @@
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include <trellis/ssl/ssl_context_builder.hpp>
 #include <trellis/ssl/ssl_error.hpp>
@@ -195,4 +197,47 @@ TEST_CASE("reload: a fresh OCSP response is stapled to connections made afterwar
   server.reload(SslContextBuilder::for_server(test_pki().server_chain, test_pki().server_key)
                     .ocsp_response_file(test_pki().server_ocsp));
   CHECK_FALSE(stapled().empty());
+}
+
+// n connections from client to server, each closed with close_notify; how many handshakes
+// succeeded. The channels stay on the calling thread; the contexts are shared.
+static int successful_connections(const SslContext& client, const SslContext& server, int n) {
+  int ok = 0;
+  for (int i = 0; i < n; ++i) {
+    TlsPair pair(client, server);
+    pair.pump();
+    const Future<void> handshake = pair.client_ssl->handshake_future();
+    ok += handshake.is_success() ? 1 : 0;
+    pair.client->close();
+    pair.pump();
+  }
+  return ok;
+}
+
+TEST_CASE("reload and key rotation while handshakes run on other threads") {
+  SslContext server =
+      SslContextBuilder::for_server(test_pki().server_cert, test_pki().server_key).build();
+  const SslContext client = client_builder().build();
+  int a_ok = 0;
+  int b_ok = 0;
+  std::atomic<bool> stop{false};
+  std::thread a([&] { a_ok = successful_connections(client, server, 20); });
+  std::thread b([&] { b_ok = successful_connections(client, server, 20); });
+  std::thread operator_thread([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      server.reload(SslContextBuilder::for_server(
+          i % 2 == 0 ? test_pki().expiring_cert : test_pki().server_cert,
+          i % 2 == 0 ? test_pki().expiring_key : test_pki().server_key));
+      server.rotate_session_ticket_keys();
+      (void)server.session_ticket_keys();
+      (void)server.cached_sessions();
+      std::this_thread::yield();
+    }
+  });
+  a.join();
+  b.join();
+  stop = true;
+  operator_thread.join();
+  CHECK(a_ok == 20);
+  CHECK(b_ok == 20);
 }
