@@ -3,6 +3,7 @@
 //   http_client URL [-X METHOD] [-d BODY] [-H 'Name: value']... [--timeout-ms N] [--futures]
 //               [--cacert FILE] [--insecure]
 //
+// Options and the URL come in any order, as with curl (http_client -X POST -d abc URL).
 // An https:// URL is fetched over TLS: the server's certificate is verified against the system's
 // trusted CAs, or those of --cacert; --insecure skips the verification (testing only).
 // The request goes through a coroutine (co_await client.request(...)) by default, through the
@@ -43,8 +44,8 @@ Task<FullHttpResponse> fetch(HttpClient& client, FullHttpRequest request) {
 
 int usage(const char* self) {
   std::fprintf(stderr,
-               "usage: %s URL [-X METHOD] [-d BODY] [-H 'Name: value']... [--timeout-ms N] "
-               "[--futures] [--cacert FILE] [--insecure]\n",
+               "usage: %s [-X METHOD] [-d BODY] [-H 'Name: value']... [--timeout-ms N] "
+               "[--futures] [--cacert FILE] [--insecure] URL (options and URL in any order)\n",
                self);
   return 2;
 }
@@ -54,13 +55,19 @@ int usage(const char* self) {
 int main(int argc, char** argv) {
   if (argc < 2) return usage(argv[0]);
   FullHttpRequest request;
-  request.target = argv[1];
   HttpClientOptions options;
   bool futures = false;
   bool insecure = false;
   std::string cacert;
-  for (int i = 2; i < argc; ++i) {
+  bool have_url = false;
+  for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
+    if (flag.empty() || flag.front() != '-') {  // the URL, wherever it is
+      if (have_url) return usage(argv[0]);
+      request.target = flag;
+      have_url = true;
+      continue;
+    }
     if (flag == "--futures") {
       futures = true;
       continue;
@@ -90,6 +97,8 @@ int main(int argc, char** argv) {
       return usage(argv[0]);
     }
   }
+
+  if (!have_url) return usage(argv[0]);
 
   if (insecure || !cacert.empty()) {
     try {

@@ -58,6 +58,18 @@ try:
     check("PUT with -d and -H: content type", "Content-Type: text/x-test" in r.stdout,
           repr(r.stdout))
 
+    # Options before the URL, as with curl.
+    r = run("-X", "POST", "-d", "abc", "-H", "Content-Type: text/x-first", base + "/echo",
+            "--futures")
+    check("options before the URL: echoed body",
+          r.returncode == 0 and r.stdout.endswith("\r\n\r\nabc"), (r.returncode, r.stdout))
+    check("options before the URL: content type", "Content-Type: text/x-first" in r.stdout,
+          repr(r.stdout))
+    r = run("-X", "GET", "--futures")
+    check("no URL: usage, exit 2", r.returncode == 2 and "usage" in r.stderr, r.stderr)
+    r = run(base + "/a", base + "/b")
+    check("two URLs: usage, exit 2", r.returncode == 2, r.stderr)
+
     r = run(base + "/headers", "-H", "X-Probe: 42", "--timeout-ms", "5000")
     check("GET with a header: the server saw it", "x-probe: 42" in r.stdout.lower(),
           repr(r.stdout))
