@@ -373,6 +373,9 @@ void HttpClient::Impl::close_all() {
 HttpClient::HttpClient(EventLoopGroup& group, HttpClientOptions options)
     : impl_(std::make_shared<Impl>(group, options)) {}
 
+HttpClient::HttpClient(HttpClientOptions options)
+    : HttpClient(EventLoopGroup::singleton(), std::move(options)) {}
+
 HttpClient::~HttpClient() { impl_->close_all(); }
 
 void HttpClient::close() { impl_->close_all(); }

@@ -175,6 +175,21 @@ TEST_CASE("HttpClient: 100 requests to a Python http.server use one connection")
   CHECK(ports.size() == 1);  // every request came from the same client port
 }
 
+TEST_CASE("HttpClient without a group runs on EventLoopGroup::singleton()") {
+  ChildServer server = python_server();
+  HttpClient client;  // the process-wide group
+  FullHttpResponse r = await(client.get(server.url("/port")));
+  CHECK(r.status.code == 200);
+  auto on_singleton = [](HttpClient& c, std::string url) -> Task<bool> {
+    FullHttpRequest request;
+    request.target = std::move(url);
+    (void)co_await c.request(std::move(request));
+    co_return EventLoopGroup::singleton().contains_current_thread();
+  };
+  CHECK(EventLoopGroup::singleton().spawn(on_singleton(client, server.url("/port"))).get());
+  client.close();
+}
+
 TEST_CASE("HttpClient: Connection: close, chunked bodies and POST bodies from http.server") {
   ChildServer server = python_server();
   EventLoopGroup group(1);

@@ -138,6 +138,9 @@ void EventLoop::run() {
 
 void EventLoop::join() {
   if (in_event_loop()) throw BlockingOperationError("EventLoop::join from the loop's own thread");
+  if (shutdown_forbidden_.load()) {
+    throw IllegalStateError("the loops of EventLoopGroup::singleton() never terminate");
+  }
   if (thread_.joinable()) thread_.join();
 }
 
@@ -403,6 +406,9 @@ void EventLoop::on_shutdown(UniqueFunction<void()> fn) {
 
 Future<void> EventLoop::do_shutdown_gracefully(std::chrono::nanoseconds quiet_period,
                                                std::chrono::nanoseconds timeout) {
+  if (shutdown_forbidden_.load()) {
+    throw IllegalStateError("the loops of EventLoopGroup::singleton() cannot be shut down");
+  }
   auto now = monotonic_nanos();
   int expected = kRunning;
   if (state_.compare_exchange_strong(expected, kShuttingDown)) {

@@ -43,6 +43,17 @@ EventLoopGroup::~EventLoopGroup() {
   join();
 }
 
+EventLoopGroup& EventLoopGroup::singleton() {
+  // Never destroyed: its loops must outlive every static that might still use them.
+  static EventLoopGroup* const group = [] {
+    auto* g = new EventLoopGroup(0, EventLoopOptions{.name = "trellis-io"});
+    g->singleton_ = true;
+    for (auto& loop : g->loops_) loop->forbid_shutdown();
+    return g;
+  }();
+  return *group;
+}
+
 EventExecutor& EventLoopGroup::AsDefault::executor() noexcept {
   for (auto& loop : group_.loops_) {
     if (loop->in_event_loop()) return *loop;
@@ -67,11 +78,13 @@ bool EventLoopGroup::contains_current_thread() const noexcept {
 
 Future<void> EventLoopGroup::shutdown_gracefully(std::chrono::nanoseconds quiet_period,
                                                  std::chrono::nanoseconds timeout) {
+  if (singleton_) throw IllegalStateError("EventLoopGroup::singleton() cannot be shut down");
   for (auto& loop : loops_) loop->shutdown_gracefully(quiet_period, timeout);
   return shared_->termination.future();
 }
 
 void EventLoopGroup::join() {
+  if (singleton_) throw IllegalStateError("EventLoopGroup::singleton() never terminates");
   if (contains_current_thread()) {
     throw BlockingOperationError("EventLoopGroup::join from one of its own threads");
   }

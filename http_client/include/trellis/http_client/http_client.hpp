@@ -31,6 +31,8 @@ class HttpClient {
  public:
   /// A client whose connections run on the loops of `group` (which must outlive it).
   explicit HttpClient(EventLoopGroup& group, HttpClientOptions options = {});
+  /// A client on EventLoopGroup::singleton(), the process-wide group.
+  explicit HttpClient(HttpClientOptions options = {});
   /// close(): safe also when the group was shut down first.
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;

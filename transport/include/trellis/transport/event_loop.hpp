@@ -129,6 +129,9 @@ class EventLoop final : public AbstractScheduledEventExecutor {
   void keep_alive_until_exit(std::shared_ptr<EventLoop> self);
   /// Waits for the loop's thread to end (after shutdown) and joins it. Not from the loop itself.
   void join();
+  /// From now on shutdown_gracefully() throws IllegalStateError (for EventLoopGroup::singleton(),
+  /// whose loops live as long as the process).
+  void forbid_shutdown() noexcept { shutdown_forbidden_.store(true); }
 
  protected:
   /// Begins a shutdown: the loop runs until no task came for quiet_period, or until timeout.
@@ -139,6 +142,7 @@ class EventLoop final : public AbstractScheduledEventExecutor {
 
  private:
   enum State : int { kRunning, kShuttingDown, kShutdown, kTerminated };
+  std::atomic<bool> shutdown_forbidden_{false};
   class LoopTimeScope;
   struct AsioState;  // the io_context and the loop's two timers (event_loop.cpp)
 

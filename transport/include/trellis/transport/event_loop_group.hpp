@@ -31,6 +31,15 @@ class EventLoopGroup {
   EventLoopGroup(const EventLoopGroup&) = delete;
   EventLoopGroup& operator=(const EventLoopGroup&) = delete;
 
+  /// A process-wide group for applications that want one (SwiftNIO's
+  /// MultiThreadedEventLoopGroup.singleton): made on first use with one loop per core (threads
+  /// named trellis-io-N), and never shut down: shutdown_gracefully() and join(), on the group or
+  /// on one of its loops, throw IllegalStateError. Its threads end with the process. HttpClient
+  /// made without a group uses it. Thread-safe.
+  static EventLoopGroup& singleton();
+  /// True for singleton().
+  bool is_singleton() const noexcept { return singleton_; }
+
   /// The next loop, round robin.
   EventLoop& next() noexcept;
   /// Starts task on the next loop (EventExecutor::spawn): it runs there, and resumes there after
@@ -71,13 +80,15 @@ class EventLoopGroup {
   /// Past the last loop.
   Iterator end() const { return Iterator(loops_.end()); }
 
-  /// Shuts every loop down gracefully. The future completes when all loops have terminated (their
-  /// threads have run their last task; join() then returns at once).
+  /// Shuts every loop down gracefully (IllegalStateError for singleton()). The future completes
+  /// when all loops have terminated (their threads have run their last task; join() then returns at
+  /// once).
   Future<void> shutdown_gracefully(std::chrono::nanoseconds quiet_period = std::chrono::seconds(2),
                                    std::chrono::nanoseconds timeout = std::chrono::seconds(15));
   /// Completes when every loop has terminated.
   Future<void> termination_future() const { return shared_->termination.future(); }
-  /// Waits for termination and joins the threads (not from one of them).
+  /// Waits for termination and joins the threads (not from one of them; IllegalStateError for
+  /// singleton(), which never terminates).
   void join();
 
  private:
@@ -95,6 +106,7 @@ class EventLoopGroup {
 
   std::vector<std::shared_ptr<EventLoop>> loops_;
   std::atomic<std::size_t> next_{0};
+  bool singleton_ = false;
   struct Shared {
     std::atomic<std::size_t> terminated{0};
     Promise<void> termination;
