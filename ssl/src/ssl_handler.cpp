@@ -454,6 +454,18 @@ ChannelPromise SslHandler::take_done_promises(ChannelHandlerContext& ctx) {
 }
 
 void SslHandler::close(ChannelHandlerContext& ctx, ChannelPromise promise) {
+  if (close_started_ && !close_notify_settled_.is_void() && !close_notify_settled_.is_done() &&
+      ctx.channel().is_active()) {
+    // An earlier close() or shutdown_output() sent close_notify and the transport has not
+    // written it yet (a second close from a listener of the same write, as an HTTP server's
+    // codec and keep-alive handler both close after a last response): closing now would drop
+    // it, and the peer would see a truncated stream. Close once it was written (or timed out).
+    auto* context = &ctx;
+    close_notify_settled_.future().add_listener(
+        [context, keep = ctx.handler_ptr(), promise = std::move(promise)](
+            const Future<void>&) mutable { context->close(std::move(promise)); });
+    return;
+  }
   if (close_started_ || state_ != State::kReady || !ctx.channel().is_active()) {
     close_started_ = true;
     fail_pending(std::make_exception_ptr(ClosedChannelError()));
@@ -489,9 +501,11 @@ void SslHandler::send_close_notify(ChannelHandlerContext& ctx, ChannelPromise pr
   // long to read it; once only.
   struct Pending {
     ChannelPromise promise;
+    ChannelPromise settled;
     bool done = false;
   };
-  auto pending = std::make_shared<Pending>(Pending{std::move(promise)});
+  close_notify_settled_ = ctx.new_promise();
+  auto pending = std::make_shared<Pending>(Pending{std::move(promise), close_notify_settled_});
   auto* context = &ctx;
   auto finish = [context, pending, then_close] {
     if (std::exchange(pending->done, true)) return;
@@ -500,6 +514,7 @@ void SslHandler::send_close_notify(ChannelHandlerContext& ctx, ChannelPromise pr
     } else {
       context->shutdown_output(std::move(pending->promise));
     }
+    pending->settled.try_set_value();  // a close() that waited for close_notify goes on
   };
   if (sent.is_done()) {
     finish();

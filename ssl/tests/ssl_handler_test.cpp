@@ -99,6 +99,28 @@ TEST_CASE("close sends close_notify, the peer answers and closes without an erro
   CHECK(pair.client->exceptions().empty());
 }
 
+TEST_CASE("a second close while close_notify is still being written waits for it") {
+  // As an HTTP server ends a connection after its last response: two handlers each close once
+  // the response was written, and both closes run while the transport is still writing it.
+  TlsPair pair(client_context(), server_context());
+  pair.pump();
+  ChannelPromise written = pair.server->new_promise();
+  Promise<void> second;
+  written.future().add_listener([&](const Future<void>&) {
+    pair.server->close();
+    pair.server->close(ChannelPromise(second));
+  });
+  pair.server->write_and_flush(ByteBuf::from("bye"), written);
+  CHECK(second.future().is_done());
+  CHECK_FALSE(pair.server->is_open());
+  pair.pump();
+  CHECK(TlsPair::read_all(*pair.client) == "bye");
+  // The client got close_notify: no truncation, and it closed in answer.
+  CHECK(pair.client->exceptions().empty());
+  CHECK(pair.client_errors.empty());
+  CHECK_FALSE(pair.client->is_open());
+}
+
 TEST_CASE("writes issued before the handshake completes are sent after it, promises then") {
   TlsPair pair(client_context(), server_context());
   Promise<void> written;

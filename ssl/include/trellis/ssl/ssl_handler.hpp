@@ -167,6 +167,9 @@ class SslHandler final : public ChannelDuplexHandler {
   bool peer_closed_ = false;          // close_notify received
   std::chrono::nanoseconds close_notify_timeout_ = std::chrono::seconds(3);
   std::chrono::nanoseconds handshake_timeout_;
+  // Completes once the close_notify of close() or shutdown_output() was written (or its
+  // timeout passed), after the close or half-close it was for; a close() meanwhile waits for it.
+  ChannelPromise close_notify_settled_;
   ScheduledFuture<void> handshake_timer_;
   bool handshake_timer_started_ = false;
   std::vector<PendingWrite> pending_;
