@@ -2,6 +2,7 @@
 // any other request gets its request line and headers back (see http_echo_handler.hpp).
 //
 //   http_echo_server [--host H] [--port P] [--threads N]     (default 127.0.0.1:8080)
+//                    [--acceptor-threads N]
 //                    [--header-timeout-ms N] [--body-timeout-ms N] [--idle-timeout-ms N]
 //                    [--tls-cert FILE --tls-key FILE [--tls-ocsp FILE]] [--compress]
 //                    [--proxy-protocol]
@@ -18,7 +19,9 @@
 // "listening on" line tells which. --proxy-protocol expects a PROXY protocol header (v1 or v2,
 // as HAProxy's send-proxy / send-proxy-v2 send it) first on every connection, within 5 s, and
 // refuses connections without one; the request dump then shows the client address it gave.
-// SIGINT/SIGTERM stop it.
+// Connections are accepted on a loop of their own (--acceptor-threads 1, the default) or, with
+// --acceptor-threads 0, on the worker loops (as nginx's workers accept: with one worker, no
+// thread hop per new connection). SIGINT/SIGTERM stop it.
 #include <algorithm>
 #include <csignal>
 #include <cstdint>
@@ -38,6 +41,7 @@ int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8080;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned acceptor_threads = 1;
   trellis::http::HttpServerTimeouts timeouts;
   std::string tls_cert;
   std::string tls_key;
@@ -45,8 +49,8 @@ int main(int argc, char** argv) {
   bool compress = false;
   bool proxy_protocol = false;
   const char* usage =
-      "http_echo_server [--host H] [--port P] [--threads N] [--header-timeout-ms N] "
-      "[--body-timeout-ms N] [--idle-timeout-ms N] "
+      "http_echo_server [--host H] [--port P] [--threads N] [--acceptor-threads N] "
+      "[--header-timeout-ms N] [--body-timeout-ms N] [--idle-timeout-ms N] "
       "[--tls-cert FILE --tls-key FILE [--tls-ocsp FILE]] [--compress] "
       "[--proxy-protocol]";
   using examples::Milliseconds;
@@ -54,6 +58,7 @@ int main(int argc, char** argv) {
                             {{"--host", &host},
                              {"--port", &port},
                              {"--threads", &threads},
+                             {"--acceptor-threads", &acceptor_threads},
                              {"--header-timeout-ms", Milliseconds{&timeouts.header_timeout}},
                              {"--body-timeout-ms", Milliseconds{&timeouts.body_timeout}},
                              {"--idle-timeout-ms", Milliseconds{&timeouts.idle_timeout}},
@@ -90,10 +95,11 @@ int main(int argc, char** argv) {
   examples::StopSignals stop(
       /*with_hangup=*/tls
           .has_value());  // before the loops: their threads inherit the blocked signals
-  trellis::EventLoopGroup acceptor(1);
   trellis::EventLoopGroup workers(threads);
+  std::optional<trellis::EventLoopGroup> acceptor;
+  if (acceptor_threads > 0) acceptor.emplace(acceptor_threads);
   trellis::ServerBootstrap bootstrap;
-  bootstrap.group(acceptor, workers)
+  bootstrap.group(acceptor ? *acceptor : workers, workers)
       .channel<trellis::ServerSocketChannel>()
       .option(trellis::channel_option::so_reuseaddr, true)
       .child_handler(trellis::ChannelInitializer::from(
@@ -133,6 +139,8 @@ int main(int argc, char** argv) {
   server->close();
   server->close_future().wait();
   workers.shutdown_gracefully(std::chrono::milliseconds(0), std::chrono::seconds(5)).wait();
-  acceptor.shutdown_gracefully(std::chrono::milliseconds(0), std::chrono::seconds(5)).wait();
+  if (acceptor) {
+    acceptor->shutdown_gracefully(std::chrono::milliseconds(0), std::chrono::seconds(5)).wait();
+  }
   return 0;
 }
