@@ -289,8 +289,12 @@ void Channel::Unsafe::write_flushed() {
       channel_.do_write(*outbound_buffer_);
     } catch (...) {
       error = std::current_exception();
-      if (outbound_buffer_) outbound_buffer_->fail_flushed(error, true);
     }
+    if (write_error_) {
+      if (!error) error = write_error_;
+      write_error_ = nullptr;
+    }
+    if (error && outbound_buffer_) outbound_buffer_->fail_flushed(error, true);
   }
   in_flush_ = false;
   retired_outbound_buffer_.reset();

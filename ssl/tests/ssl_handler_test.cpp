@@ -4,6 +4,7 @@
 #include <openssl/x509_vfy.h>
 
 #include <string>
+#include <vector>
 
 #include <trellis/pipeline/promise.hpp>
 #include <trellis/ssl/ssl_context_builder.hpp>
@@ -152,6 +153,28 @@ TEST_CASE("writes flushed together go out in one record; each record read comes 
   pair.server->write_inbound(TlsPair::take_outbound(*pair.client));
   CHECK(pair.server->inbound_messages().size() == 3);
   CHECK(TlsPair::read_all(*pair.server) == "abc");
+}
+
+TEST_CASE("small writes flushed together fill records of 16 KiB, the rest goes in one more") {
+  // As pipelined HTTP responses answered in one flush: 100 writes of 300 bytes are two records
+  // (16,384 and 13,616 bytes of plaintext), not one record per write.
+  TlsPair pair(client_context(), server_context());
+  pair.pump();
+  const std::string piece = pattern(300);
+  for (int i = 0; i < 100; ++i) pair.server->write(ByteBuf::from(piece));
+  pair.server->flush();
+  pair.client->write_inbound(TlsPair::take_outbound(*pair.server));
+  std::vector<std::size_t> records;
+  std::string all;
+  while (auto m = pair.client->read_inbound<ByteBuf>()) {
+    records.push_back(m->readable_bytes());
+    const auto span = m->readable_span();
+    all.append(reinterpret_cast<const char*>(span.data()), span.size());
+  }
+  CHECK(records == std::vector<std::size_t>{16384, 30000 - 16384});
+  std::string expected;
+  for (int i = 0; i < 100; ++i) expected += piece;
+  CHECK(all == expected);
 }
 
 TEST_CASE("a write's promise completes when the ciphertext carrying it was written") {

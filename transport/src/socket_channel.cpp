@@ -476,17 +476,23 @@ void SocketChannel::do_write(ChannelOutboundBuffer& out) {
     write_flushed_messages(out);
     return;
   }
+  // The drain ends with a write error (EPIPE, ECONNRESET: the peer closed fully).
+  // Channel::Unsafe fails the flushed writes with it and, with auto_close, closes; without
+  // auto_close the close that the FIN decided still comes, after Unsafe is done.
+  auto close_later = [this] {
+    if (config().auto_close()) return;
+    asio::post(loop_.io_context(),
+               [self = shared_from_this()] { self->unsafe().close(ChannelPromise{}); });
+  };
   try {
     write_flushed_messages(out);
   } catch (...) {
-    // The drain ends with the write error (EPIPE, ECONNRESET: the peer closed fully).
-    // Channel::Unsafe fails the flushed writes with it and, with auto_close, closes; without
-    // auto_close the close that the FIN decided still comes, after Unsafe is done.
-    if (!config().auto_close()) {
-      asio::post(loop_.io_context(),
-                 [self = shared_from_this()] { self->unsafe().close(ChannelPromise{}); });
-    }
+    close_later();
     throw;
+  }
+  if (unsafe().has_write_error()) {
+    close_later();
+    return;
   }
   if (out.is_empty() && is_active()) {
     spdlog::debug("[id: 0x{}] flushed writes drained after EOF: closing", id().as_short_text());
@@ -616,8 +622,10 @@ bool SocketChannel::send_failed() {
   }
   auto error = std::make_exception_ptr(IoError(last_error(), "write"));
   pipeline().fire_exception_caught(error);
-  // Channel::Unsafe fails the flushed writes with it and closes the channel.
-  std::rethrow_exception(error);
+  // Channel::Unsafe fails the flushed writes with it and closes the channel once do_write
+  // returns: left with it rather than thrown (a reset peer costs no unwinding).
+  unsafe().set_write_error(std::move(error));
+  return false;
 }
 
 // --- half-close -------------------------------------------------------------------------------

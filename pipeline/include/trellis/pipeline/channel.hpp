@@ -84,6 +84,11 @@ class Channel {
     ChannelOutboundBuffer* outbound_buffer() noexcept { return outbound_buffer_.get(); }
     /// Fails `promise`, or fires the error into the pipeline when the promise is void.
     void fail(ChannelPromise& promise, std::exception_ptr error);
+    /// For `do_write`: the write failed with `error`. When `do_write` returns, it counts as if it
+    /// had thrown `error` (without the cost of a throw, paid per connection a peer resets).
+    void set_write_error(std::exception_ptr error) noexcept { write_error_ = std::move(error); }
+    /// The error `set_write_error` left for the `do_write` in progress, if any.
+    bool has_write_error() const noexcept { return write_error_ != nullptr; }
 
    private:
     friend class Channel;
@@ -98,6 +103,7 @@ class Channel {
     // A close during a flush (a write's promise listener closing the channel) must not free the
     // buffer the transport is still draining: it is parked here until the flush returns.
     std::unique_ptr<ChannelOutboundBuffer> retired_outbound_buffer_;
+    std::exception_ptr write_error_;  // see set_write_error
     bool in_flush_ = false;
     bool close_initiated_ = false;
   };
@@ -236,7 +242,8 @@ class Channel {
   /// closes the channel.
   virtual void do_begin_read() = 0;
   /// Transport hook: writes what it can of the flushed messages of `out`, removing each written
-  /// one. A throw fails the flushed writes (and closes the channel when `auto_close` is on).
+  /// one. A throw (or an error left with Unsafe::set_write_error) fails the flushed writes (and
+  /// closes the channel when `auto_close` is on).
   virtual void do_write(ChannelOutboundBuffer& out) = 0;
   /// Transport hook: converts or rejects a message on its way into the outbound buffer (a socket
   /// accepts bytes only). Throwing fails the write. Default: the message unchanged.
