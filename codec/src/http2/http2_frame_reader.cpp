@@ -267,6 +267,7 @@ void Http2FrameReader::read_headers(std::uint8_t flags, std::uint32_t stream, By
   }
   push_promise_ = false;
   if ((flags & http2_flags::kEndHeaders) != 0) {
+    check_block_size(stream, payload.readable_bytes());
     finish_block(payload.readable_span(), listener);
   } else {
     block_.clear();
@@ -289,6 +290,7 @@ void Http2FrameReader::read_push_promise(std::uint8_t flags, std::uint32_t strea
   }
   push_promise_ = true;
   if ((flags & http2_flags::kEndHeaders) != 0) {
+    check_block_size(stream, payload.readable_bytes());
     finish_block(payload.readable_span(), listener);
   } else {
     block_.clear();
@@ -309,12 +311,16 @@ void Http2FrameReader::read_continuation(std::uint8_t flags, std::uint32_t strea
   if ((flags & http2_flags::kEndHeaders) != 0) finish_block(block_.readable_span(), listener);
 }
 
-void Http2FrameReader::add_fragment(std::uint32_t stream, std::span<const std::byte> fragment) {
-  if (block_.readable_bytes() + fragment.size() > max_header_block_size()) {
+void Http2FrameReader::check_block_size(std::uint32_t stream, std::size_t size) const {
+  if (size > max_header_block_size()) {
     connection_error(Http2Error::kEnhanceYourCalm,
                      "header block on stream " + std::to_string(stream) + " larger than " +
                          std::to_string(max_header_block_size()) + " octets");
   }
+}
+
+void Http2FrameReader::add_fragment(std::uint32_t stream, std::span<const std::byte> fragment) {
+  check_block_size(stream, block_.readable_bytes() + fragment.size());
   block_.write_bytes(fragment);
 }
 

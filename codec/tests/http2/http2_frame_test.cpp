@@ -480,6 +480,17 @@ TEST_CASE("http2 frames: the header block size is bounded") {
   check_connection_error(feed(reader, frame(kContinuation, 0, 1, "\x82"), rec),
                          Http2Error::kEnhanceYourCalm);
   CHECK(rec.events.empty());
+  // A block in one frame counts as well (HEADERS and PUSH_PROMISE).
+  Http2FrameReader one({.check_connection_start = false, .max_header_block_size = 100});
+  check_ok(feed(one, frame(kHeaders, 4, 1, std::string(100, '\x82')), rec));
+  CHECK(rec.events.size() == 1);
+  check_connection_error(feed(one, frame(kHeaders, 4, 3, std::string(101, '\x82')), rec),
+                         Http2Error::kEnhanceYourCalm);
+  Http2FrameReader client(
+      {.role = Http2Role::kClient, .check_connection_start = false, .max_header_block_size = 100});
+  check_connection_error(
+      feed(client, frame(kPushPromise, 4, 1, u32(2) + std::string(101, '\x82')), rec),
+      Http2Error::kEnhanceYourCalm);
 }
 
 TEST_CASE("http2 frames: HPACK errors and header list limits") {

@@ -1,7 +1,7 @@
 // Http2FrameReader: the wire level of an HTTP/2 endpoint's inbound side. Parses frames out of a
-// cumulation buffer as bytes arrive (any split), checks every per-frame rule of RFC 9113 §4 and §6
-// (and the connection preface, §3.4), joins and HPACK-decodes header blocks, and hands each frame
-// to an Http2FrameListener. Streams, flow control and SETTINGS exchange are the codec's job.
+// cumulation buffer as bytes arrive (any split), checks every per-frame rule of RFC 9113 §4 and
+// §6 (and the connection preface, §3.4), joins and HPACK-decodes header blocks, and hands each
+// frame to an Http2FrameListener. Streams, flow control and SETTINGS exchange are the codec's job.
 #pragma once
 
 #include <cstddef>
@@ -104,6 +104,7 @@ class Http2FrameReader {
   void read_settings(std::uint8_t flags, std::uint32_t stream, ByteBuf& payload,
                      Http2FrameListener& listener);
   std::uint32_t read_padding(std::uint8_t flags, ByteBuf& payload, std::size_t fixed);
+  void check_block_size(std::uint32_t stream, std::size_t size) const;
   void add_fragment(std::uint32_t stream, std::span<const std::byte> fragment);
   void finish_block(std::span<const std::byte> block, Http2FrameListener& listener);
   void decode_block(std::uint32_t stream, std::span<const std::byte> block, Http2Headers& headers);

@@ -1,10 +1,11 @@
-// Http2Headers: a decoded or to-be-encoded HTTP/2 header list — (name, value, sensitive) fields in
-// one reusable arena, pseudo-headers (":method", ...) kept ahead of regular fields. Clearing keeps
-// the capacity, so a reused list adds fields without allocating.
+// Http2Headers: a decoded or to-be-encoded HTTP/2 header list — (name, value, sensitive) fields
+// in one reusable arena, pseudo-headers (":method", ...) kept ahead of regular fields. Clearing
+// keeps the capacity, so a reused list adds fields without allocating.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
