@@ -13,6 +13,8 @@
 #include <trellis/codec/length_field_prepender.hpp>
 #include <trellis/codec/line_based_frame_decoder.hpp>
 #include <trellis/codec/message_to_byte_encoder.hpp>
+#include <trellis/codec/protobuf_varint32_frame_decoder.hpp>
+#include <trellis/codec/protobuf_varint32_length_field_prepender.hpp>
 #include <trellis/codec/string_codec.hpp>
 
 /// Byte-level codecs: the decoder and encoder bases, frame decoders and encoders, string codecs

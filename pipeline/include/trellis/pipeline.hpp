@@ -38,6 +38,8 @@
 #include <trellis/pipeline/future.hpp>
 #include <trellis/pipeline/idle_state_event.hpp>
 #include <trellis/pipeline/idle_state_handler.hpp>
+#include <trellis/pipeline/ip_filter_rule.hpp>
+#include <trellis/pipeline/ip_subnet_filter.hpp>
 #include <trellis/pipeline/logging_handler.hpp>
 #include <trellis/pipeline/manual_clock.hpp>
 #include <trellis/pipeline/message.hpp>
@@ -47,12 +49,14 @@
 #include <trellis/pipeline/pooled_byte_buf_allocator.hpp>
 #include <trellis/pipeline/promise.hpp>
 #include <trellis/pipeline/read_timeout_handler.hpp>
+#include <trellis/pipeline/remote_address_filter.hpp>
 #include <trellis/pipeline/scheduled_future.hpp>
 #include <trellis/pipeline/simple_channel_inbound_handler.hpp>
 #include <trellis/pipeline/socket_address.hpp>
 #include <trellis/pipeline/task.hpp>
 #include <trellis/pipeline/thread_pool_executor.hpp>
 #include <trellis/pipeline/unique_function.hpp>
+#include <trellis/pipeline/unique_ip_filter.hpp>
 #include <trellis/pipeline/unpooled_byte_buf_allocator.hpp>
 #include <trellis/pipeline/work_stealing_pool.hpp>
 #include <trellis/pipeline/write_timeout_handler.hpp>
