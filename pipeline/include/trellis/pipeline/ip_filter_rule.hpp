@@ -19,9 +19,9 @@ enum class IpFilterRuleType {
 
 /// An IPv4 or IPv6 subnet with an accept or reject decision (Netty's IpSubnetFilterRule).
 ///
-/// An IPv4 rule matches IPv4 addresses and IPv4-mapped IPv6 addresses (::ffff:a.b.c.d, what a
+/// An IPv4 rule matches IPv4 addresses and IPv4-mapped IPv6 addresses (\::ffff:a.b.c.d, what a
 /// dual-stack socket reports for an IPv4 peer). An IPv6 rule matches the other IPv6 addresses. A
-/// rule written as a mapped address with a prefix of 96 or more (::ffff:10.0.0.0/104) is the
+/// rule written as a mapped address with a prefix of 96 or more (\::ffff:10.0.0.0/104) is the
 /// IPv4 rule it denotes (10.0.0.0/8). Host bits below the prefix are ignored (10.1.2.3/8 is
 /// 10.0.0.0/8). Non-IP addresses (Unix-domain, embedded) match no rule.
 ///

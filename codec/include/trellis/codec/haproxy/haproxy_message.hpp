@@ -53,8 +53,8 @@ struct HAProxyTlv {
     kSslKeyAlg = 0x25,
     kNetns = 0x30,
   };
-  std::uint8_t type = 0;
-  std::string value;
+  std::uint8_t type = 0;  ///< a Type, or another (unknown types are kept)
+  std::string value;      ///< the field's bytes
 };
 
 /// The PP2_TYPE_SSL field: how the client connected to the proxy.
@@ -71,13 +71,13 @@ struct HAProxySslTlv {
 /// A decoded PROXY protocol header (Netty's HAProxyMessage). Addresses are text as the header
 /// gave them (IPv4 dotted quad, IPv6, or a Unix socket path); empty with kUnknown.
 struct HAProxyMessage {
-  HAProxyProtocolVersion version = HAProxyProtocolVersion::kV1;
-  HAProxyCommand command = HAProxyCommand::kProxy;
-  HAProxyProxiedProtocol protocol = HAProxyProxiedProtocol::kUnknown;
-  std::string source_address;
-  std::string destination_address;
-  std::uint16_t source_port = 0;
-  std::uint16_t destination_port = 0;
+  HAProxyProtocolVersion version = HAProxyProtocolVersion::kV1;  ///< the header's version
+  HAProxyCommand command = HAProxyCommand::kProxy;               ///< relayed, or the proxy's own
+  HAProxyProxiedProtocol protocol = HAProxyProxiedProtocol::kUnknown;  ///< family and transport
+  std::string source_address;          ///< the client's address (text)
+  std::string destination_address;     ///< the address the client connected to (text)
+  std::uint16_t source_port = 0;       ///< the client's port
+  std::uint16_t destination_port = 0;  ///< the port the client connected to
   std::vector<HAProxyTlv> tlvs;  ///< version 2 only, in header order (the CRC32C one verified)
 
   /// The first TLV of type, if any.

@@ -27,8 +27,9 @@ struct HAProxyDecoderOptions {
   /// How long the peer may take to send the whole header, from when the channel is active, on
   /// the loop's clock; past it the connection is closed. Zero or less: no deadline.
   std::chrono::nanoseconds header_timeout = std::chrono::seconds(5);
-  /// Which versions are accepted (both by default).
+  /// Whether version 1 (text) headers are accepted (by default, yes).
   bool accept_v1 = true;
+  /// Whether version 2 (binary) headers are accepted (by default, yes).
   bool accept_v2 = true;
 };
 
@@ -52,6 +53,7 @@ class HAProxyTimeoutError : public DecoderError {
 /// complete within header_timeout gets HAProxyTimeoutError and a close. Not sharable.
 class HAProxyMessageDecoder final : public ByteToMessageDecoder {
  public:
+  /// A decoder that accepts what options allow.
   explicit HAProxyMessageDecoder(HAProxyDecoderOptions options = {});
   ~HAProxyMessageDecoder() override;
 

@@ -61,6 +61,7 @@ enum class Http2SettingId : std::uint16_t {
 struct Http2Setting {
   std::uint16_t id = 0;     ///< the identifier (compare with Http2SettingId)
   std::uint32_t value = 0;  ///< its value
+  /// Equal when both members are.
   bool operator==(const Http2Setting&) const = default;
 };
 
@@ -70,6 +71,7 @@ struct Http2Priority {
   std::uint32_t stream_dependency = 0;  ///< the stream this one depends on
   std::uint16_t weight = 16;            ///< 1..256 (the wire's value + 1)
   bool exclusive = false;               ///< the E flag
+  /// Equal when all members are.
   bool operator==(const Http2Priority&) const = default;
 };
 
