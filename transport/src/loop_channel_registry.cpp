@@ -71,8 +71,11 @@ struct LoopToken {
   bool alive = true;
 };
 
-std::mutex tokens_mutex;
-std::unordered_map<EventLoop*, std::shared_ptr<LoopToken>> tokens;
+// Never destroyed: loops that live as long as the process (EventLoopGroup::singleton()) may
+// still use them while static destructors run at exit.
+std::mutex& tokens_mutex = *new std::mutex;
+std::unordered_map<EventLoop*, std::shared_ptr<LoopToken>>& tokens =
+    *new std::unordered_map<EventLoop*, std::shared_ptr<LoopToken>>;
 
 std::shared_ptr<LoopToken> token_of(EventLoop& loop) {
   std::shared_ptr<LoopToken> token;
