@@ -56,11 +56,10 @@ std::optional<SessionTicketKeys::Key> SessionTicketKeys::decryption_key(const un
                                                                         std::int64_t now_nanos,
                                                                         bool& renew) {
   std::lock_guard lock(mutex_);
-  drop_expired(now_nanos);
+  drop_expired(now_nanos);  // what is left still decrypts
   for (std::size_t i = 0; i < keys_.size(); ++i) {
     const Entry& e = keys_[i];
     if (std::memcmp(e.key.name.data(), name, kNameSize) != 0) continue;
-    if (i > 0 && age(e.retired, now_nanos) >= lifetime_.count()) return std::nullopt;
     // The newest key renews too once it is due for rotation, so the new ticket is under the next.
     renew = i > 0 || rotate_pending_ ||
             (rotation_.count() > 0 && age(e.created, now_nanos) >= rotation_.count());
