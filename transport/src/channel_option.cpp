@@ -77,6 +77,10 @@ void apply_multicast_options(const ChannelOptions& o, int fd, bool ipv6) {
 
 void ChannelOptions::apply_to_socket(int fd, bool listening) const {
   const auto [family, type] = family_and_type(fd);
+  apply_to_socket(fd, listening, family, type);
+}
+
+void ChannelOptions::apply_to_socket(int fd, bool listening, int family, int type) const {
   const bool ip = family == AF_INET || family == AF_INET6;
   const bool tcp = ip && type == SOCK_STREAM;
   const bool udp = ip && type == SOCK_DGRAM;

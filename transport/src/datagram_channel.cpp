@@ -88,7 +88,9 @@ Future<void> DatagramChannel::register_channel(UniqueFunction<void(DatagramChann
 void DatagramChannel::do_register() {
   track(loop_);  // first: throws when the loop is shutting down
   self_ = shared_from_this();
-  spdlog::debug("[id: 0x{}] registered on {}", id().as_short_text(), loop_.name());
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("[id: 0x{}] registered on {}", id().as_short_text(), loop_.name());
+  }
 }
 
 void DatagramChannel::ensure_socket(int family) {
@@ -96,7 +98,7 @@ void DatagramChannel::ensure_socket(int family) {
   fd_ = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw IoError(last_error(), "socket");
   try {
-    io_->socket.assign(fd_);
+    io_->socket.assign(fd_, true);
   } catch (...) {
     fd_ = -1;  // assign closed it
     throw;
@@ -132,7 +134,9 @@ void DatagramChannel::do_connect(const SocketAddress& remote,
   remote_.store(query_address(fd_, true));
   connected_.store(true, std::memory_order_release);
   const bool was_active = state_.exchange(kActive, std::memory_order_acq_rel) == kActive;
-  spdlog::debug("[id: 0x{}] connected to {}", id().as_short_text(), remote.to_string());
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("[id: 0x{}] connected to {}", id().as_short_text(), remote.to_string());
+  }
   promise.try_set_value();
   if (!was_active) pipeline().fire_channel_active();
 }
@@ -159,7 +163,9 @@ void DatagramChannel::do_close() {
     ::close(fd_);
   }
   fd_ = -1;
-  spdlog::debug("[id: 0x{}] closed", id().as_short_text());
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("[id: 0x{}] closed", id().as_short_text());
+  }
 }
 
 void DatagramChannel::close_for_shutdown() { unsafe().close(ChannelPromise{}); }

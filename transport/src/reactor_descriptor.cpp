@@ -4,6 +4,9 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <system_error>
+
 #include <type_traits>
 
 #include <asio/post.hpp>
@@ -36,6 +39,44 @@ struct RegisteredEvents {
   friend type member(RegisteredEvents);
 };
 template struct Reach<RegisteredEvents, &DescriptorState::registered_events_>;
+
+// What register_descriptor sets up, reached so that assign() can register a socket with
+// EPOLLRDHUP in one epoll_ctl (Asio's own registration leaves it out: a second call would add it).
+struct AllocateState {
+  using type = DescriptorState* (EpollReactor::*)();
+  friend type member(AllocateState);
+};
+template struct Reach<AllocateState, &EpollReactor::allocate_descriptor_state>;
+
+struct StateMutex {
+  using type = asio::detail::conditionally_enabled_mutex DescriptorState::*;
+  friend type member(StateMutex);
+};
+template struct Reach<StateMutex, &DescriptorState::mutex_>;
+
+struct StateReactor {
+  using type = EpollReactor* DescriptorState::*;
+  friend type member(StateReactor);
+};
+template struct Reach<StateReactor, &DescriptorState::reactor_>;
+
+struct StateDescriptor {
+  using type = int DescriptorState::*;
+  friend type member(StateDescriptor);
+};
+template struct Reach<StateDescriptor, &DescriptorState::descriptor_>;
+
+struct StateShutdown {
+  using type = bool DescriptorState::*;
+  friend type member(StateShutdown);
+};
+template struct Reach<StateShutdown, &DescriptorState::shutdown_>;
+
+struct TrySpeculative {
+  using type = bool (DescriptorState::*)[EpollReactor::max_ops];
+  friend type member(TrySpeculative);
+};
+template struct Reach<TrySpeculative, &DescriptorState::try_speculative_>;
 
 // The ready events of the latest wake-up of a descriptor (epoll_reactor::run stores them in the
 // descriptor's scheduler_operation::task_result_ before it performs the descriptor's operations).
@@ -89,33 +130,45 @@ ReactorDescriptor::ReactorDescriptor(asio::io_context& context)
 
 ReactorDescriptor::~ReactorDescriptor() { close(); }
 
-void ReactorDescriptor::assign(int fd) {
-  if (const int error = reactor_.register_descriptor(fd, data_)) {
-    reactor_.cleanup_descriptor_data(data_);
-    data_ = nullptr;
-    ::close(fd);
-    throw std::system_error(error, std::system_category(), "register with the reactor");
+void ReactorDescriptor::assign(int fd, bool sole_descriptor) {
+  // As epoll_reactor::register_descriptor, with EPOLLRDHUP in the same epoll_ctl: waits then
+  // report the peer's FIN with the data before it.
+  DescriptorState* state = (reactor_.*member(AllocateState{}))();
+  {
+    asio::detail::conditionally_enabled_mutex::scoped_lock lock(state->*member(StateMutex{}));
+    state->*member(StateReactor{}) = &reactor_;
+    state->*member(StateDescriptor{}) = fd;
+    state->*member(StateShutdown{}) = false;
+    for (bool& speculative : state->*member(TrySpeculative{})) speculative = true;
   }
-  fd_ = fd;
   // Asio reuses the state of closed descriptors, and with it the ready events of their last
   // wake-up; the first wait completes at once (speculatively) and would report those. A closed
   // connection's EPOLLRDHUP would then make every short read of this one look unproven, costing a
   // read to EAGAIN per wake-up. Nothing has been reported for this descriptor yet: no events.
   // (assign runs on the loop's thread, so no wake-up of this descriptor can be in progress.)
-  ready_events(data_) = 0;
-  // Add EPOLLRDHUP to what Asio registered (and to what it remembers, so that adding EPOLLOUT
-  // later keeps it). Nothing else knows the descriptor yet: no lock is needed.
-  auto& registered = data_->*member(RegisteredEvents{});
-  reports_peer_close_ = false;
-  if (registered != 0) {
-    epoll_event ev{};
-    ev.events = registered | EPOLLRDHUP;
-    ev.data.ptr = data_;
-    if (::epoll_ctl(reactor_.*member(EpollFd{}), EPOLL_CTL_MOD, fd, &ev) == 0) {
-      registered = ev.events;
-      reports_peer_close_ = true;
+  ready_events(state) = 0;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLPRI | EPOLLET | EPOLLRDHUP;
+  ev.data.ptr = state;
+  auto& registered = state->*member(RegisteredEvents{});
+  registered = ev.events;
+  reports_peer_close_ = true;
+  if (::epoll_ctl(reactor_.*member(EpollFd{}), EPOLL_CTL_ADD, fd, &ev) != 0) {
+    const int error = errno;
+    if (error != EPERM) {
+      data_ = state;
+      reactor_.cleanup_descriptor_data(data_);
+      data_ = nullptr;
+      ::close(fd);
+      throw std::system_error(error, std::system_category(), "register with the reactor");
     }
+    // Not pollable (a regular file): operations on it do not block, as Asio allows.
+    registered = 0;
+    reports_peer_close_ = false;
   }
+  data_ = state;
+  fd_ = fd;
+  sole_descriptor_ = sole_descriptor;
 }
 
 void ReactorDescriptor::start_read_wait(ReadinessWait& wait) {
@@ -130,9 +183,10 @@ void ReactorDescriptor::start_write_wait(ReadinessWait& wait) {
 
 void ReactorDescriptor::close() noexcept {
   if (fd_ < 0) return;
-  // closing=false: remove it from the epoll set explicitly (as Asio does for descriptors it did
-  // not create), then close.
-  reactor_.deregister_descriptor(fd_, data_, false);
+  // A descriptor that is its socket's only one leaves the epoll set when it is closed (closing=
+  // true, as Asio does for sockets it created); any other is removed explicitly first, since a
+  // duplicate elsewhere would keep the registration (and its events) alive.
+  reactor_.deregister_descriptor(fd_, data_, sole_descriptor_);
   ::close(fd_);
   fd_ = -1;
   reactor_.cleanup_descriptor_data(data_);

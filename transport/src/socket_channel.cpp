@@ -89,6 +89,16 @@ std::shared_ptr<SocketChannel> SocketChannel::create_accepted(EventLoop& loop, C
       });
 }
 
+std::shared_ptr<SocketChannel> SocketChannel::create_accepted(EventLoop& loop, Channel* parent,
+                                                              int fd, Accepted accepted) {
+  return std::shared_ptr<SocketChannel>(
+      new SocketChannel(PrivateTag{}, loop, parent, fd, std::move(accepted)),
+      [&loop](SocketChannel* ch) {
+        detail::delete_on_loop(
+            loop, [owned = std::unique_ptr<SocketChannel>(ch)]() mutable { owned.reset(); });
+      });
+}
+
 SocketChannel::SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int fd)
     : Channel(loop, parent), loop_(loop), io_(loop.io_context()), fd_(fd) {
   if (fd_ >= 0) {
@@ -96,6 +106,19 @@ SocketChannel::SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int f
     local_.store(query_address(fd_, false));
     remote_.store(query_address(fd_, true));
   }
+}
+
+SocketChannel::SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int fd,
+                             Accepted accepted)
+    : Channel(loop, parent),
+      loop_(loop),
+      io_(loop.io_context()),
+      fd_(fd),
+      family_(accepted.family),
+      sole_descriptor_(true) {
+  state_.store(kActive, std::memory_order_release);
+  local_.store(accepted.local ? std::move(accepted.local) : query_address(fd_, false));
+  remote_.store(accepted.remote ? std::move(accepted.remote) : query_address(fd_, true));
 }
 
 SocketChannel::~SocketChannel() {
@@ -118,10 +141,12 @@ void SocketChannel::set_options(std::shared_ptr<const ChannelOptions> options) {
 }
 
 void SocketChannel::apply_options() {
-  if (options_) {
-    options_->apply_to_socket(fd_, false);
+  static const ChannelOptions defaults;  // TCP_NODELAY on
+  const ChannelOptions& options = options_ ? *options_ : defaults;
+  if (family_ != 0) {
+    options.apply_to_socket(fd_, false, family_, SOCK_STREAM);
   } else {
-    ChannelOptions().apply_to_socket(fd_, false);  // the defaults (TCP_NODELAY on)
+    options.apply_to_socket(fd_, false);
   }
 }
 
@@ -134,22 +159,26 @@ void SocketChannel::do_register() {
   if (fd_ >= 0 && !io_->socket.is_open()) {
     try {
       apply_options();
-      io_->socket.assign(fd_);
+      io_->socket.assign(fd_, sole_descriptor_);
     } catch (...) {
       untrack();  // not registered: nothing else would untrack it
       throw;
     }
   }
   self_ = shared_from_this();
-  spdlog::debug("[id: 0x{}] registered on {}", id().as_short_text(), loop_.name());
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("[id: 0x{}] registered on {}", id().as_short_text(), loop_.name());
+  }
 }
 
 void SocketChannel::ensure_socket(int family) {
   if (io_->socket.is_open()) return;
   fd_ = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw IoError(last_error(), "socket");
+  family_ = family;
+  sole_descriptor_ = true;
   try {
-    io_->socket.assign(fd_);
+    io_->socket.assign(fd_, true);
   } catch (...) {
     fd_ = -1;  // assign closed it
     throw;
@@ -228,7 +257,9 @@ void SocketChannel::finish_connect(std::error_code error) {
   local_.store(query_address(fd_, false));
   remote_.store(query_address(fd_, true));
   state_.store(kActive, std::memory_order_release);
-  spdlog::debug("[id: 0x{}] connected to {}", id().as_short_text(), state->remote.to_string());
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("[id: 0x{}] connected to {}", id().as_short_text(), state->remote.to_string());
+  }
   const bool set = promise.try_set_value();
   // A cancelled connect promise closes the channel, as in Netty.
   if (!set && !promise.is_void()) {
@@ -258,7 +289,9 @@ void SocketChannel::do_close() {
     ::close(fd_);
   }
   fd_ = -1;
-  spdlog::debug("[id: 0x{}] closed", id().as_short_text());
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("[id: 0x{}] closed", id().as_short_text());
+  }
 }
 
 void SocketChannel::close_for_shutdown() { unsafe().close(ChannelPromise{}); }
@@ -377,9 +410,12 @@ void SocketChannel::on_readable(const std::error_code& ec) {
   }
   // Before read_complete: with auto_read it asks for the next read at once.
   maybe_more_ = !drained && !eof && !error;
+  // The connection is gone both ways (a reset): what the handlers flush from here on (what they
+  // wrote while reading, a TLS close_notify, a last response) fails with this error, unsent.
+  if (error) read_failure_ = std::make_exception_ptr(IoError(error, "read"));
   if (reads > 0) pipeline().fire_channel_read_complete();
   if (error) {
-    pipeline().fire_exception_caught(std::make_exception_ptr(IoError(error, "read")));
+    pipeline().fire_exception_caught(read_failure_);
     unsafe().close(ChannelPromise{});
     return;
   }
@@ -472,6 +508,11 @@ void SocketChannel::on_write_ready(void* self, const std::error_code& ec) {
 }
 
 void SocketChannel::do_write(ChannelOutboundBuffer& out) {
+  if (read_failure_) {
+    // Reported once, by exception_caught; the close follows it.
+    out.fail_flushed(read_failure_, true);
+    return;
+  }
   if (!draining_) {
     write_flushed_messages(out);
     return;

@@ -73,6 +73,9 @@ struct ChannelOptions {
   /// Applies the socket options that fit fd (TCP options only on TCP, datagram ones only on
   /// UDP). Throws IoError when the operating system refuses one.
   void apply_to_socket(int fd, bool listening) const;
+  /// The same for a socket whose address family (AF_INET, AF_INET6, AF_UNIX) and type
+  /// (SOCK_STREAM, SOCK_DGRAM) the caller knows, without asking the kernel.
+  void apply_to_socket(int fd, bool listening, int family, int type) const;
   /// Applies the ChannelConfig settings (auto_read, water marks, ...).
   void apply_to_config(Channel& channel) const;
 };

@@ -83,7 +83,7 @@ class ServerSocketChannel final : public Channel,
  private:
   enum State : int { kOpen, kActive, kClosed };
   struct PrivateTag {};
-  struct Listener;  // the Asio descriptor of the listening socket (server_socket_channel.cpp)
+  struct Listener;  // the listening socket on the loop's reactor (server_socket_channel.cpp)
 
  public:
   /// Internal: use create().
@@ -103,8 +103,15 @@ class ServerSocketChannel final : public Channel,
   ChannelOptions options_;
   std::shared_ptr<ServerSocketChannel> self_;
   detail::AddressSlot local_;  // set on the loop, read from any thread
+  // Every accepted socket's local address when the listener is bound to one address (a wildcard
+  // listener leaves it empty: each child asks the kernel), and the listener's family.
+  std::optional<SocketAddress> child_local_;
+  int child_family_ = 0;
   bool read_pending_ = false;
   bool waiting_ = false;
+  // The last accept batch ended before EAGAIN (its limit, auto_read off, a back-off): the next
+  // one starts without waiting for an edge.
+  bool accept_maybe_more_ = false;
   std::atomic<bool> backing_off_{false};  // written on the loop only
   std::int64_t last_backoff_log_ = INT64_MIN / 2;
   std::atomic<std::uint64_t> backoffs_{0};

@@ -130,6 +130,20 @@ class SocketChannel final : public Channel,
   SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int fd);
 
  private:
+  friend class ServerSocketChannel;
+  // What a ServerSocketChannel knows of a socket it has just accepted: the peer's address (from
+  // accept4), the local one (the listener's, when it is bound to one address), the family. The
+  // descriptor is the socket's only one, so closing it also takes it out of the epoll set.
+  struct Accepted {
+    std::optional<SocketAddress> local;
+    std::optional<SocketAddress> remote;
+    int family = 0;
+  };
+  static std::shared_ptr<SocketChannel> create_accepted(EventLoop& loop, Channel* parent, int fd,
+                                                        Accepted accepted);
+  SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int fd, Accepted accepted);
+
+ private:
   void close_for_shutdown() override;
   void ensure_socket(int family);
   void arm_read();
@@ -152,7 +166,6 @@ class SocketChannel final : public Channel,
   void on_connect_ready(const std::error_code& ec);
   void finish_connect(std::error_code error);
   void record_read(std::size_t n) noexcept;
-  void cache_addresses();
   void apply_options();
 
   // What only a connecting channel needs: created by do_connect, dropped when it completes.
@@ -167,6 +180,10 @@ class SocketChannel final : public Channel,
   // inside the channel: no allocation per connection.
   detail::ReactorIoSlot io_;
   int fd_ = -1;
+  // The socket's family when known without asking the kernel (0: ask), and whether fd_ is the
+  // socket's only descriptor (created or accepted here): then closing it leaves the epoll set.
+  int family_ = 0;
+  bool sole_descriptor_ = false;
   std::atomic<int> state_{kOpen};
   std::atomic<bool> input_shutdown_{false};
   std::atomic<bool> output_shutdown_{false};
@@ -188,6 +205,8 @@ class SocketChannel final : public Channel,
   std::size_t read_size_ = kInitialReadSize;
   int small_reads_ = 0;
   std::unique_ptr<ConnectState> connect_;  // while connecting
+  // A read failed (the connection was reset): later writes fail with this, unsent.
+  std::exception_ptr read_failure_;
   // From a peer's FIN (without half-closure) to the close: the flushed writes are being written.
   bool draining_ = false;
   std::optional<ScheduledFuture<void>> drain_timeout_;  // while draining

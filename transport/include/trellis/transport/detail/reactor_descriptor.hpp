@@ -84,8 +84,10 @@ class ReactorDescriptor {
   ReactorDescriptor& operator=(const ReactorDescriptor&) = delete;
 
   // Takes ownership of fd and registers it (readable, peer-closed and error edges; writable on
-  // demand). Throws std::system_error if the reactor refuses it (fd is then closed).
-  void assign(int fd);
+  // demand): one epoll_ctl. Throws std::system_error if the reactor refuses it (fd is then
+  // closed). sole_descriptor: fd is its socket's only descriptor (made or accepted by the caller,
+  // with close-on-exec), so closing it takes it out of the epoll set without an epoll_ctl.
+  void assign(int fd, bool sole_descriptor = false);
   bool is_open() const noexcept { return fd_ >= 0; }
   // True when waits report the peer's FIN (EPOLLRDHUP could be added); else readers must read
   // until EAGAIN to see an end of stream that came with the last bytes.
@@ -108,6 +110,7 @@ class ReactorDescriptor {
   asio::detail::reactor::per_descriptor_data data_ = nullptr;
   int fd_ = -1;
   bool reports_peer_close_ = false;
+  bool sole_descriptor_ = false;
 };
 
 }  // namespace trellis::detail
