@@ -1,6 +1,9 @@
 // Blocking sections: the per-thread role and the paths blocking() takes (see blocking.hpp).
 #include <trellis/pipeline/blocking.hpp>
 
+#include <mutex>
+
+#include <trellis/pipeline/error.hpp>
 #include <trellis/pipeline/work_stealing_pool.hpp>
 
 namespace trellis {
@@ -49,10 +52,50 @@ void enter_blocking_section() {
 
 }  // namespace detail
 
+namespace {
+
+// What configure_default_blocker_cache() set, and whether the cache was made with it already.
+struct DefaultCacheSettings {
+  std::mutex mutex;
+  BlockerCacheSettings settings;
+  bool created = false;
+};
+
+DefaultCacheSettings& default_cache_settings() {
+  static auto* settings = new DefaultCacheSettings();  // never destroyed, as the cache
+  return *settings;
+}
+
+}  // namespace
+
 detail::BlockerCache& default_blocker_cache() {
   // Never destroyed: blocking() may run during static destruction, and idle threads just park.
-  static auto* cache = new detail::BlockerCache(detail::BlockerCache::Options{});
+  static auto* cache = [] {
+    auto& config = default_cache_settings();
+    std::lock_guard lock(config.mutex);
+    config.created = true;
+    detail::BlockerCache::Options options;
+    options.keep_alive = config.settings.keep_alive;
+    options.max_threads = config.settings.max_threads;
+    return new detail::BlockerCache(std::move(options));
+  }();
   return *cache;
+}
+
+void configure_default_blocker_cache(const BlockerCacheSettings& settings) {
+  if (settings.max_threads == 0) {
+    throw InvalidArgumentError("the default blocker cache needs at least one thread");
+  }
+  if (settings.keep_alive.count() < 0) {
+    throw InvalidArgumentError("the default blocker cache's keep-alive cannot be negative");
+  }
+  auto& config = default_cache_settings();
+  std::lock_guard lock(config.mutex);
+  if (config.created) {
+    throw IllegalStateError(
+        "the default blocker cache is in use already: configure it before its first use");
+  }
+  config.settings = settings;
 }
 
 }  // namespace trellis

@@ -20,6 +20,13 @@ namespace {
 // Clocks of different loops need not agree: an age below zero counts as zero.
 std::int64_t age(std::int64_t since, std::int64_t now) { return now > since ? now - since : 0; }
 
+// AES-256-CBC fetched once: EVP_aes_256_cbc() would be looked up by name in every ticket's
+// EVP_*Init_ex (OpenSSL 3's implicit fetch). Never freed: it lives as long as the process.
+const EVP_CIPHER* ticket_cipher() {
+  static EVP_CIPHER* const cipher = EVP_CIPHER_fetch(nullptr, "AES-256-CBC", nullptr);
+  return cipher != nullptr ? cipher : EVP_aes_256_cbc();
+}
+
 }  // namespace
 
 void SessionTicketKeys::add_key(std::int64_t now_nanos) {
@@ -95,7 +102,7 @@ int session_ticket_key_callback(SSL* ssl, unsigned char* key_name, unsigned char
     int result = 1;
     if (encrypt != 0) {
       key = state->ticket_keys->encryption_key(now);
-      if (RAND_bytes(iv, EVP_CIPHER_get_iv_length(EVP_aes_256_cbc())) != 1) return -1;
+      if (RAND_bytes(iv, EVP_CIPHER_get_iv_length(ticket_cipher())) != 1) return -1;
       std::memcpy(key_name, key.name.data(), SessionTicketKeys::kNameSize);
     } else {
       bool renew = false;
@@ -114,8 +121,8 @@ int session_ticket_key_callback(SSL* ssl, unsigned char* key_name, unsigned char
         OSSL_PARAM_construct_end()};
     if (EVP_MAC_CTX_set_params(mac, params) != 1) return -1;
     const int ok = encrypt != 0
-                       ? EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key.aes.data(), iv)
-                       : EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key.aes.data(), iv);
+                       ? EVP_EncryptInit_ex2(cipher, ticket_cipher(), key.aes.data(), iv, nullptr)
+                       : EVP_DecryptInit_ex2(cipher, ticket_cipher(), key.aes.data(), iv, nullptr);
     OPENSSL_cleanse(key.aes.data(), key.aes.size());
     OPENSSL_cleanse(key.hmac.data(), key.hmac.size());
     return ok == 1 ? result : -1;

@@ -2,7 +2,9 @@
 // blocking code (a file read, a legacy client) without stalling a pool worker or an event loop.
 #pragma once
 
+#include <chrono>
 #include <coroutine>
+#include <cstddef>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -120,7 +122,23 @@ decltype(auto) blocking_section(F&& fn) {
 }
 
 /// The process-wide blocker threads used by blocking() on executors that cannot hand off their
-/// role (event loops, ThreadPoolExecutor): keep-alive 60 s, at most 512 threads.
+/// role (event loops, ThreadPoolExecutor): keep-alive 60 s, at most 512 threads, unless
+/// configure_default_blocker_cache() said otherwise before its first use.
 detail::BlockerCache& default_blocker_cache();
+
+/// Settings of default_blocker_cache().
+struct BlockerCacheSettings {
+  /// How long an idle blocker thread waits for the next blocking call before it exits.
+  std::chrono::nanoseconds keep_alive = std::chrono::seconds(60);
+  /// The most blocker threads alive at once; a blocking call beyond them waits for the next
+  /// thread to finish its call.
+  std::size_t max_threads = 512;
+};
+
+/// Sets the settings of default_blocker_cache(). Call it before the cache is first used (the
+/// first blocking() on an event loop, usually at the start of main): the cache's threads would
+/// have been started under the old settings, so once it exists this throws IllegalStateError.
+/// A max_threads of 0 or a negative keep_alive throws InvalidArgumentError.
+void configure_default_blocker_cache(const BlockerCacheSettings& settings);
 
 }  // namespace trellis
