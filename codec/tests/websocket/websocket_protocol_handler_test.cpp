@@ -115,6 +115,16 @@ TEST_CASE("WebSocketProtocolHandler: every invalid close code is answered with 1
   }
 }
 
+TEST_CASE("WebSocketProtocolHandler: each of the 65536 codes is echoed or answered with 1002") {
+  for (int code = 0; code <= 0xffff; ++code) {
+    EmbeddedChannel ch{handler()};
+    ch.write_inbound(close_frame(ws_test::close_payload(static_cast<std::uint16_t>(code))));
+    auto answer = ch.read_outbound<CloseWebSocketFrame>();
+    const int expected = is_valid_close_status(code) ? code : close_status::kProtocolError;
+    if (!answer || answer->status_code() != expected || ch.is_open()) FAIL("code " << code);
+  }
+}
+
 TEST_CASE("WebSocketProtocolHandler: a 1-byte close payload is answered with 1002") {
   EmbeddedChannel ch{handler()};
   ch.write_inbound(close_frame("x"));
