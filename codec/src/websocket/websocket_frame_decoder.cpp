@@ -8,6 +8,7 @@
 #include <trellis/codec/websocket/websocket_mask.hpp>
 #include <trellis/codec/websocket/websocket_protocol_error.hpp>
 #include <trellis/pipeline/byte_buf_allocator.hpp>
+#include <trellis/pipeline/channel.hpp>
 
 #include "fail_connection.hpp"
 
@@ -40,7 +41,9 @@ void WebSocketFrameDecoder::protocol_violation(ChannelHandlerContext& ctx, ByteB
 }
 
 void WebSocketFrameDecoder::decode(ChannelHandlerContext& ctx, ByteBuf& in, Out& out) {
-  if (corrupt_) {
+  // After a violation, and once the connection is closed (a handler failed it, or the close
+  // handshake ended, while this read was being decoded), the rest is not the peer's to be heard.
+  if (corrupt_ || !ctx.channel().is_active()) {
     in.skip_bytes(in.readable_bytes());
     return;
   }

@@ -358,3 +358,22 @@ TEST_CASE("WebSocketFrameDecoder: max_frame_payload_length must be in 1..2^31-1"
   CHECK_THROWS_AS(WebSocketFrameDecoder(WebSocketRole::kServer, config),
                   trellis::InvalidArgumentError);
 }
+
+TEST_CASE("WebSocketFrameDecoder: bytes after the channel closed mid-read are dropped") {
+  // A handler that closes the channel on the first frame, as a failed validation does.
+  struct Closer : trellis::ChannelInboundHandler {
+    std::size_t frames = 0;
+    void channel_read(trellis::ChannelHandlerContext& ctx, Message) override {
+      ++frames;
+      ctx.channel().close();
+    }
+  };
+  auto closer = std::make_shared<Closer>();
+  EmbeddedChannel ch{server(), closer};
+  // The second frame breaks a rule, but nobody is listening any more: no error, no Close.
+  CHECK_NOTHROW(ch.write_inbound(ByteBuf::from(ws_test::client_frame(0x1, "last") +
+                                               ws_test::server_frame(0x1, "unmasked") +
+                                               ws_test::client_frame(0x1, "more"))));
+  CHECK(closer->frames == 1);
+  CHECK(ch.outbound_messages().empty());
+}

@@ -26,7 +26,9 @@ namespace trellis::websocket {
 /// says otherwise, a CloseWebSocketFrame with the status is written (so a WebSocketFrameEncoder
 /// must be between this decoder and the head of the pipeline) and the channel is closed once it
 /// went out; WebSocketProtocolError is thrown (it reaches exception_caught) and every later byte
-/// is dropped.
+/// is dropped. Bytes still undecoded when the channel stops being active (a handler after this
+/// one failed the connection, or the close handshake ended, in the middle of a read) are dropped
+/// too, rather than decoded for nobody.
 ///
 /// Close payloads and text are not checked here: see WebSocketProtocolHandler and
 /// Utf8FrameValidator. On the channel's loop; not sharable.
