@@ -318,7 +318,7 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
     (s.local ? local_active : peer_active) -= 1;
     if (reset_by_us) note_reset(id);
     streams.erase(id);
-    if (unconsumed != 0) credit_connection(unconsumed);
+    if (unconsumed != 0 && !closing) credit_connection(unconsumed);
     ctx->fire_user_event_triggered(Message(Http2StreamClosedEvent{id}));
     check_drained();
   }

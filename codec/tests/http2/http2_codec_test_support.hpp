@@ -155,10 +155,15 @@ struct ServerPeer {
   void headers(std::uint32_t id, const Http2Headers& h, bool end_stream) {
     send([&](CompositeByteBuf& out) { writer.write_headers(out, id, h, end_stream); });
   }
+  // DATA frames of at most 16384 octets carrying `bytes` (END_STREAM on the last).
   void data(std::uint32_t id, std::string_view bytes, bool end_stream, std::uint32_t pad = 0) {
-    send([&](CompositeByteBuf& out) {
-      writer.write_data(out, id, ByteBuf::from(bytes), end_stream, pad);
-    });
+    do {
+      const std::string_view part = bytes.substr(0, 16384 - pad);
+      bytes.remove_prefix(part.size());
+      send([&](CompositeByteBuf& out) {
+        writer.write_data(out, id, ByteBuf::from(part), end_stream && bytes.empty(), pad);
+      });
+    } while (!bytes.empty() && ch.is_open());
   }
   void raw_frame(std::uint8_t type, std::uint8_t flags, std::uint32_t id,
                  std::string_view payload = {}) {
