@@ -20,8 +20,8 @@
 #include <trellis/codec/http2/http2_frame_reader.hpp>
 #include <trellis/codec/http2/http2_frame_writer.hpp>
 #include <trellis/pipeline/byte_buf_allocator.hpp>
-#include <trellis/pipeline/composite_byte_buf.hpp>
 #include <trellis/pipeline/channel_handler_context.hpp>
+#include <trellis/pipeline/composite_byte_buf.hpp>
 #include <trellis/testing/allocation_counter.hpp>
 #include <trellis/testing/embedded_channel.hpp>
 

@@ -543,9 +543,8 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
     s->recv_window -= length;
     const auto data_length = static_cast<std::uint32_t>(f.data.readable_bytes());
     s->received_length += data_length;
-    if (s->expected_length >= 0 &&
-        (s->received_length > s->expected_length ||
-         (f.end_stream && s->received_length != s->expected_length))) {
+    if (s->expected_length >= 0 && (s->received_length > s->expected_length ||
+                                    (f.end_stream && s->received_length != s->expected_length))) {
       credit_connection(length);
       stream_error(id, Http2Error::kProtocolError,
                    "DATA does not match the content-length of " + sid(id));
@@ -580,9 +579,9 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
       }
       if (id <= last_peer_stream) {
         if (was_reset_by_us(id)) return;
-        connection_error(Http2Error::kProtocolError,
-                         "HEADERS on " + sid(id) + ", not above the last stream opened (" +
-                             std::to_string(last_peer_stream) + ")");
+        connection_error(Http2Error::kProtocolError, "HEADERS on " + sid(id) +
+                                                         ", not above the last stream opened (" +
+                                                         std::to_string(last_peer_stream) + ")");
       }
       if (ignored_after_go_away(id)) return;
       if (!server) {
@@ -590,9 +589,9 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
       }
       if (peer_active >= options.max_concurrent_streams) {
         last_peer_stream = id;
-        stream_error(id, Http2Error::kRefusedStream,
-                     "more than " + std::to_string(options.max_concurrent_streams) +
-                         " concurrent streams");
+        stream_error(
+            id, Http2Error::kRefusedStream,
+            "more than " + std::to_string(options.max_concurrent_streams) + " concurrent streams");
       }
       std::int64_t expected = -1;
       if (options.validate_headers) {
@@ -604,8 +603,7 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
         expected = content_length_of(f.headers).value_or(-1);
         if (f.end_stream && expected > 0) {
           last_peer_stream = id;
-          stream_error(id, Http2Error::kProtocolError,
-                       "content-length without DATA on " + sid(id));
+          stream_error(id, Http2Error::kProtocolError, "content-length without DATA on " + sid(id));
         }
       }
       Http2Stream& created = open_stream(id, false);
@@ -619,8 +617,7 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
     }
     if (server) {
       if (!f.end_stream) {
-        stream_error(id, Http2Error::kProtocolError,
-                     "trailers without END_STREAM on " + sid(id));
+        stream_error(id, Http2Error::kProtocolError, "trailers without END_STREAM on " + sid(id));
       }
       if (options.validate_headers) {
         if (auto why = validate_trailers(f.headers)) {
@@ -705,9 +702,9 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
           for (std::uint32_t id : scratch) {
             Http2Stream* s = streams.find(id);
             if (s->send_window + delta > kMaxWindow) {
-              connection_error(Http2Error::kFlowControlError,
-                               "SETTINGS_INITIAL_WINDOW_SIZE takes the window of " + sid(id) +
-                                   " above 2^31-1");
+              connection_error(
+                  Http2Error::kFlowControlError,
+                  "SETTINGS_INITIAL_WINDOW_SIZE takes the window of " + sid(id) + " above 2^31-1");
             }
             s->send_window += delta;
           }
@@ -908,9 +905,9 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
                              "no new stream after GOAWAY (" + sid(id) + ")");
       }
       if (local_active >= peer_max_concurrent) {
-        throw Http2Exception(Http2Error::kRefusedStream,
-                             "the peer allows " + std::to_string(peer_max_concurrent) +
-                                 " concurrent streams");
+        throw Http2Exception(
+            Http2Error::kRefusedStream,
+            "the peer allows " + std::to_string(peer_max_concurrent) + " concurrent streams");
       }
       s = &open_stream(id, true);
     } else if (s->end_queued ||

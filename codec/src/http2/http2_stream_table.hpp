@@ -26,9 +26,9 @@ struct Http2Stream {
   std::uint32_t id = 0;
   Http2StreamState state = Http2StreamState::kIdle;
   std::int64_t send_window = 0;
-  std::int64_t recv_window = 0;   // what the peer may still send
-  std::uint32_t unconsumed = 0;   // delivered to the application, not consumed yet
-  std::uint32_t consumed = 0;     // consumed, not yet given back with WINDOW_UPDATE
+  std::int64_t recv_window = 0;       // what the peer may still send
+  std::uint32_t unconsumed = 0;       // delivered to the application, not consumed yet
+  std::uint32_t consumed = 0;         // consumed, not yet given back with WINDOW_UPDATE
   std::int64_t expected_length = -1;  // content-length of the request, -1: none
   std::int64_t received_length = 0;
   std::vector<PendingWrite> pending;  // kept with its capacity when the slot is reused

@@ -61,10 +61,9 @@ TEST_CASE("SETTINGS with bad values are connection errors with the right code") 
     std::uint32_t value;
     const char* goaway;
   };
-  for (const Case c : {Case{2, 2, "GOAWAY 0 PROTOCOL_ERROR"},
-                       Case{4, 0x80000000u, "GOAWAY 0 FLOW_CONTROL_ERROR"},
-                       Case{5, 16383, "GOAWAY 0 PROTOCOL_ERROR"},
-                       Case{5, 16777216, "GOAWAY 0 PROTOCOL_ERROR"}}) {
+  for (const Case c :
+       {Case{2, 2, "GOAWAY 0 PROTOCOL_ERROR"}, Case{4, 0x80000000u, "GOAWAY 0 FLOW_CONTROL_ERROR"},
+        Case{5, 16383, "GOAWAY 0 PROTOCOL_ERROR"}, Case{5, 16777216, "GOAWAY 0 PROTOCOL_ERROR"}}) {
     CAPTURE(c.id);
     CAPTURE(c.value);
     ServerPeer p;
@@ -158,7 +157,8 @@ TEST_CASE("the application writes PING, SETTINGS and GOAWAY frames") {
   p.ch.write_outbound(Http2SettingsFrame{false, {{3, 10}}});
   p.headers(1, request(), true);
   p.ch.write_outbound(Http2GoAwayFrame{0, Http2Error::kEnhanceYourCalm, ByteBuf::from("bye")});
-  CHECK(p.frames() == std::vector<std::string>{"PING 7", "SETTINGS 3=10", "GOAWAY 1 ENHANCE_YOUR_CALM"});
+  CHECK(p.frames() ==
+        std::vector<std::string>{"PING 7", "SETTINGS 3=10", "GOAWAY 1 ENHANCE_YOUR_CALM"});
   CHECK(p.codec->go_away_sent());
 }
 
@@ -211,14 +211,15 @@ TEST_CASE("closing the channel sends GOAWAY NO_ERROR first") {
   CHECK(p.frames() == std::vector<std::string>{"GOAWAY 1 NO_ERROR"});
 }
 
-TEST_CASE("a graceful shutdown sends GOAWAY 2^31-1, then the last stream after a PING, and "
-          "closes once the streams are done") {
+TEST_CASE(
+    "a graceful shutdown sends GOAWAY 2^31-1, then the last stream after a PING, and "
+    "closes once the streams are done") {
   ServerPeer p;
   p.handshake();
   p.headers(1, request(), true);
   p.codec->start_graceful_shutdown();
-  CHECK(p.frames() == std::vector<std::string>{"GOAWAY 2147483647 NO_ERROR",
-                                               "PING 8390880572094378802"});
+  CHECK(p.frames() ==
+        std::vector<std::string>{"GOAWAY 2147483647 NO_ERROR", "PING 8390880572094378802"});
   p.headers(3, request(), true);  // in flight before the peer saw the GOAWAY: still served
   CHECK(p.codec->active_streams() == 2);
   p.send([&](CompositeByteBuf& out) { p.writer.write_ping(out, true, 8390880572094378802ull); });

@@ -42,7 +42,8 @@ struct EchoServer : ChannelInboundHandler {
       ctx.write_and_flush(std::move(msg));
       (void)id;
     } else if (auto* d = msg.try_get<Http2DataFrame>()) {
-      ctx.write_and_flush(Message(Http2DataFrame{d->stream_id, std::move(d->data), d->end_stream, 0}));
+      ctx.write_and_flush(
+          Message(Http2DataFrame{d->stream_id, std::move(d->data), d->end_stream, 0}));
     }
   }
 };

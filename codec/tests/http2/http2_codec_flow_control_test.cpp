@@ -53,7 +53,8 @@ TEST_CASE("DATA beyond the stream's window is queued and released by WINDOW_UPDA
 TEST_CASE("trailers wait behind queued DATA") {
   ServerPeer p;
   open_stream(p, {{4, 4}});
-  p.ch.write_outbound(data_frame(1, "12345678", false), headers_frame(1, Http2Headers{{"x-t", "1"}}, true));
+  p.ch.write_outbound(data_frame(1, "12345678", false),
+                      headers_frame(1, Http2Headers{{"x-t", "1"}}, true));
   CHECK(p.frames() == std::vector<std::string>{"DATA s=1 4"});
   CHECK(p.codec->stream_state(1) == Http2StreamState::kOpen);
   p.send([&](CompositeByteBuf& out) { p.writer.write_window_update(out, 1, 4); });

@@ -96,9 +96,8 @@ TEST_CASE("a SETTINGS flood against a peer that does not read: ENHANCE_YOUR_CALM
   p.handshake();
   p.ch.set_writable(false);
   for (int i = 0; i < 6 && p.ch.is_open(); ++i) {
-    p.send([&](CompositeByteBuf& out) {
-      p.writer.write_settings(out, std::vector<Http2Setting>{});
-    });
+    p.send(
+        [&](CompositeByteBuf& out) { p.writer.write_settings(out, std::vector<Http2Setting>{}); });
   }
   CHECK_FALSE(p.ch.is_open());
 }
@@ -144,8 +143,8 @@ TEST_CASE("malformed requests are stream errors PROTOCOL_ERROR and the connectio
     Http2Headers headers;
   };
   const Case cases[] = {
-      {"upper case name", Http2Headers{{":method", "GET"}, {":scheme", "https"}, {":path", "/"},
-                                       {"X-Upper", "1"}}},
+      {"upper case name",
+       Http2Headers{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {"X-Upper", "1"}}},
       {"no :method", Http2Headers{{":scheme", "https"}, {":path", "/"}}},
       {"no :scheme", Http2Headers{{":method", "GET"}, {":path", "/"}}},
       {"no :path", Http2Headers{{":method", "GET"}, {":scheme", "https"}}},
@@ -156,23 +155,28 @@ TEST_CASE("malformed requests are stream errors PROTOCOL_ERROR and the connectio
        Http2Headers{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {":foo", "1"}}},
       {"response pseudo",
        Http2Headers{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {":status", "200"}}},
-      {"connection", Http2Headers{{":method", "GET"}, {":scheme", "https"}, {":path", "/"},
-                                  {"connection", "keep-alive"}}},
-      {"transfer-encoding", Http2Headers{{":method", "GET"}, {":scheme", "https"}, {":path", "/"},
+      {"connection",
+       Http2Headers{
+           {":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {"connection", "keep-alive"}}},
+      {"transfer-encoding", Http2Headers{{":method", "GET"},
+                                         {":scheme", "https"},
+                                         {":path", "/"},
                                          {"transfer-encoding", "chunked"}}},
-      {"upgrade", Http2Headers{{":method", "GET"}, {":scheme", "https"}, {":path", "/"},
-                               {"upgrade", "websocket"}}},
+      {"upgrade",
+       Http2Headers{
+           {":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {"upgrade", "websocket"}}},
       {"te gzip",
        Http2Headers{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {"te", "gzip"}}},
-      {"CONNECT with path", Http2Headers{{":method", "CONNECT"}, {":authority", "a:443"},
-                                         {":path", "/"}}},
+      {"CONNECT with path",
+       Http2Headers{{":method", "CONNECT"}, {":authority", "a:443"}, {":path", "/"}}},
       {"CONNECT without authority", Http2Headers{{":method", "CONNECT"}}},
-      {"bad content-length", Http2Headers{{":method", "POST"}, {":scheme", "https"},
-                                          {":path", "/"}, {"content-length", "12a"}}},
-      {"value with LF", Http2Headers{{":method", "GET"}, {":scheme", "https"}, {":path", "/"},
-                                     {"x-a", "a\nb"}}},
-      {"value with leading space", Http2Headers{{":method", "GET"}, {":scheme", "https"},
-                                                {":path", "/"}, {"x-a", " a"}}},
+      {"bad content-length",
+       Http2Headers{
+           {":method", "POST"}, {":scheme", "https"}, {":path", "/"}, {"content-length", "12a"}}},
+      {"value with LF",
+       Http2Headers{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {"x-a", "a\nb"}}},
+      {"value with leading space",
+       Http2Headers{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {"x-a", " a"}}},
   };
   ServerPeer p;
   p.handshake();
@@ -180,7 +184,8 @@ TEST_CASE("malformed requests are stream errors PROTOCOL_ERROR and the connectio
   for (const Case& c : cases) {
     CAPTURE(c.what);
     p.headers(id, c.headers, true);
-    CHECK(p.frames() == std::vector<std::string>{"RST s=" + std::to_string(id) + " PROTOCOL_ERROR"});
+    CHECK(p.frames() ==
+          std::vector<std::string>{"RST s=" + std::to_string(id) + " PROTOCOL_ERROR"});
     CHECK(p.inbound().empty());
     id += 2;
   }
@@ -193,9 +198,11 @@ TEST_CASE("valid requests pass validation") {
   CHECK_FALSE(validate_request_headers(request()));
   CHECK_FALSE(validate_request_headers(
       Http2Headers{{":method", "CONNECT"}, {":authority", "example.com:443"}}));
-  CHECK_FALSE(validate_request_headers(Http2Headers{
-      {":method", "POST"}, {":scheme", "https"}, {":path", "/"}, {"te", "trailers"},
-      {"content-length", "5"}}));
+  CHECK_FALSE(validate_request_headers(Http2Headers{{":method", "POST"},
+                                                    {":scheme", "https"},
+                                                    {":path", "/"},
+                                                    {"te", "trailers"},
+                                                    {"content-length", "5"}}));
   CHECK(content_length_of(Http2Headers{{"content-length", "42"}}) == 42);
   CHECK(content_length_of(Http2Headers{{"content-length", "1"}, {"content-length", "2"}}) == -1);
   CHECK_FALSE(content_length_of(request()));

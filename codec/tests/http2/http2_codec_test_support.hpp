@@ -33,8 +33,8 @@ inline std::string headers_text(const Http2Headers& h) {
 struct FrameText : Http2FrameListener {
   std::vector<std::string> frames;
   void on_data(Http2DataFrame& f) override {
-    frames.push_back("DATA s=" + std::to_string(f.stream_id) + (f.end_stream ? " end" : "") +
-                     " " + std::to_string(f.data.readable_bytes()));
+    frames.push_back("DATA s=" + std::to_string(f.stream_id) + (f.end_stream ? " end" : "") + " " +
+                     std::to_string(f.data.readable_bytes()));
   }
   void on_headers(Http2HeadersFrame& f) override {
     frames.push_back("HEADERS s=" + std::to_string(f.stream_id) + (f.end_stream ? " end" : "") +
@@ -46,7 +46,8 @@ struct FrameText : Http2FrameListener {
   }
   void on_settings(Http2SettingsFrame& f) override {
     std::string s = f.ack ? "SETTINGS ack" : "SETTINGS";
-    for (const auto& x : f.settings) s += " " + std::to_string(x.id) + "=" + std::to_string(x.value);
+    for (const auto& x : f.settings)
+      s += " " + std::to_string(x.id) + "=" + std::to_string(x.value);
     frames.push_back(s);
   }
   void on_ping(Http2PingFrame& f) override {
@@ -82,8 +83,8 @@ inline ByteBuf take_outbound(EmbeddedChannel& ch) {
 
 // A request header list.
 inline Http2Headers request(std::string_view path = "/", std::string_view method = "GET") {
-  return Http2Headers{{":method", method}, {":scheme", "https"}, {":path", path},
-                      {":authority", "example.com"}};
+  return Http2Headers{
+      {":method", method}, {":scheme", "https"}, {":path", path}, {":authority", "example.com"}};
 }
 
 // A response header list.
