@@ -120,6 +120,7 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
   bool needs_flush = false;
   bool draining = false;
   std::vector<std::uint32_t> pending_streams;  // streams with queued writes, in order
+  std::vector<std::uint32_t> drain_ids;        // pending_streams taken by drain_all()
   std::vector<std::uint32_t> scratch;
   std::vector<Http2Headers> spare_headers;
   ScheduledFuture<void> settings_timer;
@@ -351,6 +352,9 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
     if (Http2Stream* s = streams.find(id)) {
       close_stream(*s, true);
     } else {
+      // A stream the reader refused as it arrived (a header list too large, say) counts as
+      // opened and reset: the peer's frames still in flight on it are ignored.
+      if (!is_local_id(id) && id > last_peer_stream) last_peer_stream = id;
       note_reset(id);
     }
     ctx->fire_user_event_triggered(Message(Http2StreamErrorEvent{id, code, std::move(message)}));
@@ -484,9 +488,9 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
   void drain_all() {
     if (draining) return;
     draining = true;
-    std::vector<std::uint32_t> ids = std::move(pending_streams);
-    pending_streams.clear();
-    for (std::uint32_t id : ids) {
+    drain_ids.clear();
+    drain_ids.swap(pending_streams);  // both keep their capacity
+    for (std::uint32_t id : drain_ids) {
       Http2Stream* s = streams.find(id);
       if (s == nullptr) continue;
       s->listed = false;
@@ -496,8 +500,7 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
       list_if_pending(*s);
       update_writability(*s);
     }
-    ids.clear();
-    if (pending_streams.empty()) pending_streams = std::move(ids);  // keep the capacity
+    drain_ids.clear();
     draining = false;
     update_connection_writability();
   }
@@ -528,11 +531,10 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
     Http2Stream* s = streams.find(id);
     if (s == nullptr || (s->state != State::kOpen && s->state != State::kHalfClosedLocal)) {
       credit_connection(length);
-      if (s == nullptr && ignored_after_go_away(id)) return;
+      if (s == nullptr && (ignored_after_go_away(id) || was_reset_by_us(id))) return;
       if (s == nullptr && is_idle(id)) {
         connection_error(Http2Error::kProtocolError, "DATA on idle " + sid(id));
       }
-      if (s == nullptr && was_reset_by_us(id)) return;
       stream_error(id, Http2Error::kStreamClosed, "DATA on closed " + sid(id));
     }
     if (length > s->recv_window) {

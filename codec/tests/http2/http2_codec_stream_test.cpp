@@ -219,8 +219,11 @@ TEST_CASE("a header list above max_header_list_size is a stream error; the next 
   p.handshake();
   Http2Headers big = request();
   big.add("x-big", std::string(400, 'a'));
-  p.headers(1, big, true);
+  p.headers(1, big, false);
   CHECK(p.frames() == std::vector<std::string>{"RST s=1 PROTOCOL_ERROR"});
+  CHECK(p.codec->stream_state(1) == Http2StreamState::kClosed);
+  p.data(1, "in flight", true);  // sent before the peer saw the RST_STREAM: ignored
+  CHECK(p.frames().empty());
   p.headers(3, request(), true);
   CHECK(p.codec->stream_state(3) == Http2StreamState::kHalfClosedRemote);
   CHECK(p.ch.is_open());
