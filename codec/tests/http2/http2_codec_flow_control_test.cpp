@@ -270,3 +270,12 @@ TEST_CASE("DATA on a closed stream still counts against the connection's window"
   p.data(1, std::string(16384, 'a'), false);
   CHECK(p.frames() == std::vector<std::string>{"WINDOW_UPDATE s=0 48768"});
 }
+
+TEST_CASE("DATA is split at the peer's SETTINGS_MAX_FRAME_SIZE") {
+  ServerPeer p;
+  open_stream(p, {{5, 32768}, {4, 1 << 20}});
+  p.send([&](CompositeByteBuf& out) { p.writer.write_window_update(out, 0, 1 << 20); });
+  p.reader.set_max_frame_size(32768);
+  p.ch.write_outbound(data_frame(1, std::string(40000, 'x'), true));
+  CHECK(p.frames() == std::vector<std::string>{"DATA s=1 32768", "DATA s=1 end 7232"});
+}

@@ -289,3 +289,44 @@ TEST_CASE("a client codec opens odd streams and a server's HEADERS on an even on
   ch.write_inbound(push.consolidate());
   CHECK_FALSE(ch.is_open());
 }
+
+TEST_CASE("a client codec keeps to the server's SETTINGS_MAX_CONCURRENT_STREAMS") {
+  Http2FrameCodecOptions o;
+  o.role = Http2Role::kClient;
+  auto codec = std::make_shared<Http2FrameCodec>(o);
+  EmbeddedChannel ch(codec);
+  Http2FrameWriter server;
+  CompositeByteBuf out;
+  server.write_settings(out, std::vector<Http2Setting>{{3, 1}});
+  ch.write_inbound(out.consolidate());
+  CHECK(codec->peer_max_concurrent_streams() == 1);
+  ch.write_outbound(headers_frame(1, request(), false));
+  CHECK_THROWS_AS(ch.write_outbound(headers_frame(3, request(), false)), Http2Exception);
+  ch.write_outbound(Http2ResetFrame{1, Http2Error::kCancel});
+  ch.write_outbound(headers_frame(3, request(), false));
+  CHECK(codec->stream_state(3) == Http2StreamState::kOpen);
+}
+
+TEST_CASE("PUSH_PROMISE to a client that disabled push is a connection error PROTOCOL_ERROR") {
+  Http2FrameCodecOptions o;
+  o.role = Http2Role::kClient;
+  auto codec = std::make_shared<Http2FrameCodec>(o);
+  EmbeddedChannel ch(codec);
+  CHECK(take_outbound(ch).to_string().find(std::string("\x00\x02\x00\x00\x00\x00", 6)) !=
+        std::string::npos);  // SETTINGS_ENABLE_PUSH 0
+  Http2FrameWriter server;
+  CompositeByteBuf out;
+  server.write_settings(out, std::vector<Http2Setting>{});
+  ch.write_inbound(out.consolidate());
+  ch.write_outbound(headers_frame(1, request(), true));
+  take_outbound(ch);
+  CompositeByteBuf push;
+  server.write_push_promise(push, 1, 2, request("/pushed"));
+  ch.write_inbound(push.consolidate());
+  CHECK_FALSE(ch.is_open());
+  Http2FrameReader reader({.role = Http2Role::kServer, .check_connection_start = false});
+  test::FrameText text;
+  ByteBuf rest = take_outbound(ch);
+  reader.read(rest, text);
+  CHECK(text.frames == std::vector<std::string>{"GOAWAY 0 PROTOCOL_ERROR"});
+}
