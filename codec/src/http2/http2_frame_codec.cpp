@@ -558,7 +558,14 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
       credit_connection(f.padding);
     }
     const bool end = f.end_stream;
-    if (options.auto_consume) consume(id, data_length);
+    if (options.auto_consume) {
+      if (end) {  // the stream's window no longer matters: only the connection's goes back
+        s->unconsumed -= data_length;
+        credit_connection(data_length);
+      } else {
+        consume(id, data_length);
+      }
+    }
     ctx->fire_channel_read(Message(Http2DataFrame{id, std::move(f.data), end, f.padding}));
     if (end) {
       if (Http2Stream* again = streams.find(id)) remote_end(*again);
