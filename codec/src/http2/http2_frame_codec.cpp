@@ -836,6 +836,8 @@ struct Http2FrameCodec::Impl final : Http2FrameListener {
     s->send_window += f.increment;
     if (s->has_pending() && conn_send_window > 0) {
       if (!drain_stream(*s)) return;
+      s = streams.find(id);  // the application may have reset it meanwhile
+      if (s == nullptr) return;
     }
     update_writability(*s);
     update_connection_writability();
