@@ -7,6 +7,7 @@
 #include <string>
 
 #include <trellis/pipeline/channel_handler_context.hpp>
+#include <trellis/pipeline/detail/node_cache.hpp>
 #include <trellis/testing/allocation_counter.hpp>
 
 #include "http2_codec_test_support.hpp"
@@ -132,7 +133,14 @@ TEST_CASE("a steady request/response through the server codec allocates nothing"
   trellis::testing::AllocationScope scope;
   for (int i = 0; i < 1000; ++i) one();
   const auto allocations = scope.count();
-  if (trellis::testing::allocation_hook_installed()) CHECK(allocations == 0);
+  REQUIRE(trellis::testing::allocation_hook_installed());
+  // Under ASan the box caches are off: the request's and the response's Message boxes (the
+  // HEADERS frame and the bytes written) are then the two allocations per request.
+#if TRELLIS_NODE_CACHE_ENABLED
+  CHECK(allocations == 0);
+#else
+  CHECK(allocations <= 2 * 1000);
+#endif
   CHECK(server->active_streams() == 0);
   CHECK(server->last_peer_stream_id() == 2199);
 }
