@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <trellis/pipeline/channel.hpp>
@@ -260,6 +261,22 @@ TEST_CASE("TrafficShaper: small amounts go at once and the rate holds over time"
   CHECK(shaper.cumulative_written_bytes() == 35'000);
   CHECK(shaper.last_write_throughput(now + 1'000'000'000) == 20'000);
   CHECK_THROWS_AS(TrafficShaper(1, 1, 0ns), InvalidArgumentError);
+}
+
+TEST_CASE("TrafficShaper: accounting from several threads at once loses nothing") {
+  TrafficShaper shaper(1'000'000'000, 1'000'000'000);
+  auto work = [&shaper] {
+    for (int i = 0; i < 10'000; ++i) {
+      shaper.write_wait(10, i);
+      shaper.read_wait(1, i);
+    }
+  };
+  std::thread t1(work);
+  std::thread t2(work);
+  t1.join();
+  t2.join();
+  CHECK(shaper.cumulative_written_bytes() == 200'000);
+  CHECK(shaper.cumulative_read_bytes() == 20'000);
 }
 
 // The first code block of the "Traffic shaping" section of docs/handlers.md (checked by
