@@ -160,3 +160,5 @@ BENCHMARK_CAPTURE(BM_PipelinedFlushPerResponse, consolidated, true)
     ->Arg(16)
     ->UseRealTime()
     ->MinTime(1.0);
+
+BENCHMARK_MAIN();

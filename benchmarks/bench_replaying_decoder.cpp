@@ -121,11 +121,23 @@ void BM_Decode(benchmark::State& state, bool split) {
       static_cast<double>(allocations) / static_cast<double>(decoded);
 }
 
+void BM_HandWritten(benchmark::State& state, bool split) {
+  BM_Decode<HandWrittenDecoder>(state, split);
+}
+void BM_ReplayingCheckpointed(benchmark::State& state, bool split) {
+  BM_Decode<CheckpointedDecoder>(state, split);
+}
+void BM_ReplayingPlain(benchmark::State& state, bool split) {
+  BM_Decode<PlainReplayingDecoder>(state, split);
+}
+
 }  // namespace
 
-BENCHMARK_CAPTURE(BM_Decode<HandWrittenDecoder>, whole, false);
-BENCHMARK_CAPTURE(BM_Decode<CheckpointedDecoder>, whole, false);
-BENCHMARK_CAPTURE(BM_Decode<PlainReplayingDecoder>, whole, false);
-BENCHMARK_CAPTURE(BM_Decode<HandWrittenDecoder>, split, true);
-BENCHMARK_CAPTURE(BM_Decode<CheckpointedDecoder>, split, true);
-BENCHMARK_CAPTURE(BM_Decode<PlainReplayingDecoder>, split, true);
+BENCHMARK_CAPTURE(BM_HandWritten, whole, false);
+BENCHMARK_CAPTURE(BM_ReplayingCheckpointed, whole, false);
+BENCHMARK_CAPTURE(BM_ReplayingPlain, whole, false);
+BENCHMARK_CAPTURE(BM_HandWritten, split, true);
+BENCHMARK_CAPTURE(BM_ReplayingCheckpointed, split, true);
+BENCHMARK_CAPTURE(BM_ReplayingPlain, split, true);
+
+BENCHMARK_MAIN();
