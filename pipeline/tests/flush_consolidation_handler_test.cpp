@@ -10,6 +10,7 @@
 #include <trellis/pipeline/channel_pipeline.hpp>
 #include <trellis/pipeline/error.hpp>
 #include <trellis/pipeline/flush_consolidation_handler.hpp>
+#include <trellis/testing/allocation_counter.hpp>
 #include <trellis/testing/embedded_channel.hpp>
 
 using namespace trellis;
@@ -226,4 +227,20 @@ TEST_CASE("docs/handlers.md: FlushConsolidationHandler first in the pipeline") {
   ch.write_inbound(std::string("1"), std::string("2"), std::string("3"), std::string("4"));
   CHECK(counter->flushes == 1);
   CHECK(ch.outbound_messages().size() == 4);
+}
+
+TEST_CASE("a batch of flushed responses allocates nothing in steady state") {
+  Fixture f;
+  const ByteBuf request = ByteBuf::from("request");
+  auto batch = [&] {
+    for (int i = 0; i < 16; ++i) f.ch.pipeline().fire_channel_read(request.share());
+    f.ch.pipeline().fire_channel_read_complete();
+    while (!f.ch.outbound_messages().empty()) f.ch.outbound_messages().take_front();
+  };
+  for (int i = 0; i < 4; ++i) batch();  // warm-up: rings and caches at their size
+  const int flushes = f.counter->flushes;
+  trellis::testing::AllocationScope scope;
+  for (int i = 0; i < 100; ++i) batch();
+  CHECK(scope.count() == 0);
+  CHECK(f.counter->flushes == flushes + 100);
 }

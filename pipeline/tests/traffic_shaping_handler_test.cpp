@@ -16,6 +16,7 @@
 #include <trellis/pipeline/channel_traffic_shaping_handler.hpp>
 #include <trellis/pipeline/error.hpp>
 #include <trellis/pipeline/global_traffic_shaping_handler.hpp>
+#include <trellis/testing/allocation_counter.hpp>
 #include <trellis/testing/embedded_channel.hpp>
 
 using namespace trellis;
@@ -311,4 +312,25 @@ TEST_CASE("docs/handlers.md: a global limit and a per-channel limit together") {
   CHECK(a.outbound_messages().size() == 1);
   CHECK(b.outbound_messages().size() == 1);
   CHECK(docs::server_limit->shaper().cumulative_written_bytes() == 20'000);
+}
+
+TEST_CASE("delayed writes allocate nothing in steady state") {
+  auto shaping = std::make_shared<ChannelTrafficShapingHandler>(1'000'000, 0);  // 1 MB/s
+  EmbeddedChannel ch;
+  ch.freeze_time();
+  ch.pipeline().add_last(shaping);
+  const ByteBuf data = ByteBuf::from(std::string(1000, 'd'));  // 1 ms each
+  auto round = [&] {
+    for (int i = 0; i < 20; ++i) ch.write(data.share());  // 20 ms: half of them wait
+    ch.flush();
+    ch.advance_by(20ms);
+    while (!ch.outbound_messages().empty()) ch.outbound_messages().take_front();
+  };
+  for (int i = 0; i < 4; ++i) round();
+  REQUIRE(shaping->queued_writes() == 0);
+  const auto scheduled = ch.event_loop().schedule_calls();
+  trellis::testing::AllocationScope scope;
+  for (int i = 0; i < 100; ++i) round();
+  CHECK(scope.count() == 0);
+  CHECK(ch.event_loop().schedule_calls() > scheduled);  // the writes were delayed
 }
