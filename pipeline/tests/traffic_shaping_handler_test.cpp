@@ -14,6 +14,7 @@
 #include <trellis/pipeline/channel_config.hpp>
 #include <trellis/pipeline/channel_pipeline.hpp>
 #include <trellis/pipeline/channel_traffic_shaping_handler.hpp>
+#include <trellis/pipeline/detail/node_cache.hpp>
 #include <trellis/pipeline/error.hpp>
 #include <trellis/pipeline/global_traffic_shaping_handler.hpp>
 #include <trellis/testing/allocation_counter.hpp>
@@ -334,6 +335,10 @@ TEST_CASE("delayed writes allocate nothing in steady state") {
   const auto scheduled = ch.event_loop().schedule_calls();
   trellis::testing::AllocationScope scope;
   for (int i = 0; i < 100; ++i) round();
+#if TRELLIS_NODE_CACHE_ENABLED
   CHECK(scope.count() == 0);
+#else
+  CHECK(scope.count() > 0);  // (the timer nodes' cache is off under ASan: one heap block each)
+#endif
   CHECK(ch.event_loop().schedule_calls() > scheduled);  // the writes were delayed
 }
