@@ -15,6 +15,8 @@
 #include <trellis/codec/message_to_byte_encoder.hpp>
 #include <trellis/codec/protobuf_varint32_frame_decoder.hpp>
 #include <trellis/codec/protobuf_varint32_length_field_prepender.hpp>
+#include <trellis/codec/replaying_byte_buf.hpp>
+#include <trellis/codec/replaying_decoder.hpp>
 #include <trellis/codec/string_codec.hpp>
 
 /// Byte-level codecs: the decoder and encoder bases, frame decoders and encoders, string codecs

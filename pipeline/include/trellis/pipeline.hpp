@@ -3,6 +3,7 @@
 #pragma once
 
 #include <trellis/pipeline/abstract_scheduled_event_executor.hpp>
+#include <trellis/pipeline/abstract_traffic_shaping_handler.hpp>
 #include <trellis/pipeline/async_channel.hpp>
 #include <trellis/pipeline/async_channel_options.hpp>
 #include <trellis/pipeline/attribute_map.hpp>
@@ -24,6 +25,7 @@
 #include <trellis/pipeline/channel_outbound_buffer.hpp>
 #include <trellis/pipeline/channel_pipeline.hpp>
 #include <trellis/pipeline/channel_promise.hpp>
+#include <trellis/pipeline/channel_traffic_shaping_handler.hpp>
 #include <trellis/pipeline/chunked_file.hpp>
 #include <trellis/pipeline/chunked_input.hpp>
 #include <trellis/pipeline/chunked_stream.hpp>
@@ -35,7 +37,9 @@
 #include <trellis/pipeline/event_executor.hpp>
 #include <trellis/pipeline/file_region.hpp>
 #include <trellis/pipeline/flow_control_handler.hpp>
+#include <trellis/pipeline/flush_consolidation_handler.hpp>
 #include <trellis/pipeline/future.hpp>
+#include <trellis/pipeline/global_traffic_shaping_handler.hpp>
 #include <trellis/pipeline/idle_state_event.hpp>
 #include <trellis/pipeline/idle_state_handler.hpp>
 #include <trellis/pipeline/ip_filter_rule.hpp>
@@ -55,6 +59,7 @@
 #include <trellis/pipeline/socket_address.hpp>
 #include <trellis/pipeline/task.hpp>
 #include <trellis/pipeline/thread_pool_executor.hpp>
+#include <trellis/pipeline/traffic_shaper.hpp>
 #include <trellis/pipeline/unique_function.hpp>
 #include <trellis/pipeline/unique_ip_filter.hpp>
 #include <trellis/pipeline/unpooled_byte_buf_allocator.hpp>
