@@ -151,6 +151,19 @@ void use_pkcs12_file(SSL_CTX* ctx, const std::string& file, const std::string& p
   if (!ok) fail("cannot use the certificate and key of the PKCS#12 file '" + file + "'");
 }
 
+void complete_chain_once(SSL_CTX* ctx) {
+  if (SSL_CTX_get0_certificate(ctx) == nullptr) return;
+  STACK_OF(X509)* chain = nullptr;
+  if (SSL_CTX_get0_chain_certs(ctx, &chain) == 1 && chain != nullptr && sk_X509_num(chain) > 0) {
+    return;  // given with the certificate
+  }
+  // As the per-handshake build: as much of the chain as the store has, errors ignored (a chain
+  // that ends below a root the peer trusts is normal), the root included when found.
+  ERR_set_mark();
+  (void)SSL_CTX_build_cert_chain(ctx, SSL_BUILD_CHAIN_FLAG_IGNORE_ERROR);
+  ERR_pop_to_mark();
+}
+
 void trust_pem_text(SSL_CTX* ctx, const std::string& pem) {
   X509_STORE* store = SSL_CTX_get_cert_store(ctx);
   int count = 0;

@@ -17,6 +17,10 @@ void use_pem_text(SSL_CTX* ctx, const std::string& cert_chain_pem, const std::st
                   const std::string& password);
 // The certificate, key and chain (the file's other certificates) of a PKCS#12 file.
 void use_pkcs12_file(SSL_CTX* ctx, const std::string& file, const std::string& password);
+// When the certificate came without its chain, completes the chain once from the context's
+// trusted store (what OpenSSL would otherwise do at every handshake, an X509_verify_cert per
+// connection, unless SSL_MODE_NO_AUTO_CHAIN is set); certificates not found are left out.
+void complete_chain_once(SSL_CTX* ctx);
 // Adds every certificate of the PEM text to the trusted store (at least one, or SslError).
 void trust_pem_text(SSL_CTX* ctx, const std::string& pem);
 // Adds the subject names of the PEM text's certificates to the CertificateRequest's CA list.

@@ -467,7 +467,10 @@ SslContext SslContextBuilder::build() const {
     if (SSL_CTX_check_private_key(native) != 1) {
       detail::fail("the private key does not match the certificate");
     }
+    detail::complete_chain_once(native);
   }
+  // The chain sent is the one given (or completed above), never rebuilt per handshake.
+  SSL_CTX_set_mode(native, SSL_MODE_NO_AUTO_CHAIN);
 
   if (server_) {
     detail::set_session_id_context(native, verify_peer_, ca_file_, ca_dir_, ca_pem_);

@@ -129,3 +129,30 @@ TEST_CASE("peer_certificates: nothing from a failed handshake") {
   REQUIRE_FALSE(pair.client_ssl->handshake_future().is_success());
   CHECK(pair.client_ssl->peer_certificates().empty());
 }
+
+TEST_CASE("a certificate given without its chain is sent with the chain its context's store has") {
+  // The server's file holds the leaf alone; its store (trust_ca_pem, here for client
+  // certificates) has the issuer. OpenSSL would look the chain up at every handshake; the
+  // context completes it once when it is built, and sends that.
+  const auto server_ctx =
+      SslContextBuilder::for_server(test_pki().server_cert, test_pki().server_key)
+          .trust_ca_pem(slurp(test_pki().ca_cert))
+          .build();
+  const auto client_ctx = SslContextBuilder::for_client().trust_ca_file(test_pki().ca_cert).build();
+  for (int connection = 0; connection < 2; ++connection) {
+    TlsPair pair(client_ctx, server_ctx);
+    pair.pump();
+    REQUIRE(pair.client_ssl->is_handshake_done());
+    const std::vector<PeerCertificate> certs = pair.client_ssl->peer_certificates();
+    REQUIRE(certs.size() == 2);
+    CHECK(certs[0].subject == "CN=localhost");
+    CHECK(certs[1].subject == "CN=trellis test CA");
+  }
+  // Without the issuer in the store, the leaf goes alone.
+  const auto bare_ctx =
+      SslContextBuilder::for_server(test_pki().server_cert, test_pki().server_key).build();
+  TlsPair bare(client_ctx, bare_ctx);
+  bare.pump();
+  REQUIRE(bare.client_ssl->is_handshake_done());
+  CHECK(bare.client_ssl->peer_certificates().size() == 1);
+}
