@@ -160,6 +160,21 @@ void BlockerCache::join() {
   }
 }
 
+void BlockerCache::join_exited() {
+  std::vector<std::unique_ptr<Thread>> zombies;
+  {
+    std::lock_guard lock(mutex_);
+    zombies = take_zombies_locked();
+  }
+  for (auto& z : zombies) {
+    if (z->thread.get_id() == std::this_thread::get_id()) {
+      z->thread.detach();
+    } else {
+      z->thread.join();  // it has left thread_main, or is about to
+    }
+  }
+}
+
 std::uint64_t BlockerCache::threads_created() const {
   std::lock_guard lock(mutex_);
   return created_;

@@ -1,6 +1,7 @@
 // Blocking sections: the per-thread role and the paths blocking() takes (see blocking.hpp).
 #include <trellis/pipeline/blocking.hpp>
 
+#include <cstdlib>
 #include <mutex>
 
 #include <trellis/pipeline/error.hpp>
@@ -77,7 +78,11 @@ detail::BlockerCache& default_blocker_cache() {
     detail::BlockerCache::Options options;
     options.keep_alive = config.settings.keep_alive;
     options.max_threads = config.settings.max_threads;
-    return new detail::BlockerCache(std::move(options));
+    auto* made = new detail::BlockerCache(std::move(options));
+    // The cache outlives main; threads whose keep-alive ran out are joined at exit rather than
+    // left finished and unjoined (a thread leak to ThreadSanitizer).
+    std::atexit([] { default_blocker_cache().join_exited(); });
+    return made;
   }();
   return *cache;
 }

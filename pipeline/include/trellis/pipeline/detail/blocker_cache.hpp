@@ -51,6 +51,9 @@ class BlockerCache {
   // Waits for every thread to exit, then joins them. Call after shutdown(), not from a cache
   // thread.
   void join();
+  // Joins the threads that have already exited (an idle thread whose keep-alive ran out exits;
+  // it is joined when the next thread starts, or here). Threads still alive are left alone.
+  void join_exited();
 
   // Threads started by try_run/run since construction (start_thread's are not counted).
   std::uint64_t threads_created() const;
