@@ -72,6 +72,15 @@ std::optional<SocketAddress> query_address(int fd, bool peer) {
   }
 }
 
+// Deleted on its loop: outbound tasks posted from other threads before the last reference was
+// dropped still find the channel (and its pipeline) alive.
+std::shared_ptr<SocketChannel> owned_by_loop(EventLoop& loop, SocketChannel* channel) {
+  return std::shared_ptr<SocketChannel>(channel, [&loop](SocketChannel* ch) {
+    detail::delete_on_loop(
+        loop, [owned = std::unique_ptr<SocketChannel>(ch)]() mutable { owned.reset(); });
+  });
+}
+
 }  // namespace
 
 std::shared_ptr<SocketChannel> SocketChannel::create(EventLoop& loop) {
@@ -80,23 +89,13 @@ std::shared_ptr<SocketChannel> SocketChannel::create(EventLoop& loop) {
 
 std::shared_ptr<SocketChannel> SocketChannel::create_accepted(EventLoop& loop, Channel* parent,
                                                               int fd) {
-  // Deleted on its loop: outbound tasks posted from other threads before the last reference
-  // was dropped still find the channel (and its pipeline) alive.
-  return std::shared_ptr<SocketChannel>(
-      new SocketChannel(PrivateTag{}, loop, parent, fd), [&loop](SocketChannel* ch) {
-        detail::delete_on_loop(
-            loop, [owned = std::unique_ptr<SocketChannel>(ch)]() mutable { owned.reset(); });
-      });
+  return owned_by_loop(loop, new SocketChannel(PrivateTag{}, loop, parent, fd));
 }
 
 std::shared_ptr<SocketChannel> SocketChannel::create_accepted(EventLoop& loop, Channel* parent,
                                                               int fd, Accepted accepted) {
-  return std::shared_ptr<SocketChannel>(
-      new SocketChannel(PrivateTag{}, loop, parent, fd, std::move(accepted)),
-      [&loop](SocketChannel* ch) {
-        detail::delete_on_loop(
-            loop, [owned = std::unique_ptr<SocketChannel>(ch)]() mutable { owned.reset(); });
-      });
+  return owned_by_loop(loop,
+                       new SocketChannel(PrivateTag{}, loop, parent, fd, std::move(accepted)));
 }
 
 SocketChannel::SocketChannel(PrivateTag, EventLoop& loop, Channel* parent, int fd)
